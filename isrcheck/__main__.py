@@ -1,0 +1,5 @@
+import sys
+
+from isrcheck.cli import main
+
+sys.exit(main())
