@@ -1,0 +1,83 @@
+"""The one interface every system under test implements (Jepsen's "client" role).
+
+An operation is a name and a mapping of JSON-able arguments, answered with a mapping of result
+fields — the same shape the scenario runner, the Hypothesis machines, the checkers, the records
+and the `exec:` JSON-lines protocol use. Errors are Kafka error *names* (`"INELIGIBLE_REPLICA"`).
+
+Arguments arrive resolved to concrete values with one exception: broker epochs are
+implementation-defined (scenario-format.md, Values), so the caller resolves them per target
+(through `observe`) before calling `execute`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+Result = dict[str, Any]
+Args = Mapping[str, Any]
+
+CONTROLLER = "controller"
+CLUSTER = "cluster"
+
+CONTROLLER_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "register_broker": ("error", "broker_epoch"),
+    "heartbeat": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
+    "unfence_broker": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
+    "fence_broker": (),
+    "controlled_shutdown": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
+    "unregister_broker": ("error",),
+    "create_topic": ("error",),
+    "create_partitions": ("error",),
+    "alter_partition": (
+        "top_level_error", "error", "leader", "leader_epoch", "isr", "partition_epoch", "leader_recovery_state",
+    ),
+    "elect_leaders": ("errors",),
+    "reassign": ("error",),
+}
+"""Controller-level operations and their result fields (scenario-format.md table)."""
+
+PARTITION_FIELDS = (
+    "leader", "isr", "replicas", "leader_epoch", "partition_epoch", "leader_recovery_state",
+    "elr", "last_known_elr", "adding", "removing",
+)
+BROKER_FIELDS = ("registered", "fenced", "in_controlled_shutdown", "broker_epoch")
+
+
+class UnsupportedConfiguration(Exception):
+    """The target cannot run this release/config combination; the caller skips with the reason."""
+
+
+class TargetFailure(Exception):
+    """The target misbehaved (crashed, hung, spoke nonsense): recorded as an outcome, never fatal."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Target(ABC):
+    """A system under test. One instance drives one fresh system at a time (`open` … `close`)."""
+
+    name: str = "target"
+    levels: frozenset[str] = frozenset({CONTROLLER})
+    releases: frozenset[str] | None = None
+    """Release profiles it can run; None = any."""
+
+    @abstractmethod
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        """Start a fresh system for `release` with cluster settings `config` (scenario `config` keys);
+        raise UnsupportedConfiguration when it cannot."""
+
+    @abstractmethod
+    def execute(self, op: str, args: Args) -> Result:
+        """Run one operation; return its result fields."""
+
+    @abstractmethod
+    def observe(self, what: str, args: Args) -> Result:
+        """Read state without changing it: `partition` {topic, partition} → PARTITION_FIELDS plus
+        `exists`; `broker` {broker} → BROKER_FIELDS."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release whatever `open` started."""

@@ -1,0 +1,181 @@
+"""Release profiles: every rule that differs between Kafka releases, named in one place.
+
+Each field cites controller.md §7 (the release table) or the section of the rule it selects.
+A profile is a *code* version; the cluster's metadata.version (MV) is configuration
+(`ClusterConfig.metadata_version`) because several rules depend on both (§2.6, §3.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True, order=True)
+class MetadataVersion:
+    """A metadata.version such as 3.6-IV0; ordered like Kafka's feature levels."""
+
+    major: int
+    minor: int
+    iv: int
+
+    @classmethod
+    def parse(cls, text: str) -> MetadataVersion:
+        try:
+            release, iv = text.split("-IV")
+            major, minor = release.split(".")
+            return cls(int(major), int(minor), int(iv))
+        except ValueError:
+            raise ValueError(f"not a metadata.version: {text!r} (expected e.g. '3.6-IV0')") from None
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}-IV{self.iv}"
+
+
+MV_3_2_IV0 = MetadataVersion(3, 2, 0)  # leader recovery state (KIP-704)
+MV_3_3_IV3 = MetadataVersion(3, 3, 3)  # in-controlled-shutdown persisted (KIP-841)
+MV_3_6_IV0 = MetadataVersion(3, 6, 0)  # no leader-epoch bump on ISR shrink (KAFKA-15021)
+MV_4_0_IV1 = MetadataVersion(4, 0, 1)  # eligible leader replicas possible (KIP-966)
+
+
+class SameIncarnation(Enum):
+    """What re-registering with the same incarnation id writes (§4.1 table)."""
+
+    NEW_EPOCH_RESET = "new epoch, fenced, not in controlled shutdown"  # 3.3 - 3.7.0
+    NEW_EPOCH_KEEP_STATE = "new epoch, fenced/in-controlled-shutdown copied"  # 3.7.1, 3.8 (KAFKA-16757)
+    AMEND = "epoch kept, state copied"  # 3.9+ (KAFKA-16952)
+
+
+class Elr(Enum):
+    """Availability of eligible leader replicas (KIP-966, §4.9)."""
+
+    UNAVAILABLE = "absent or dormant (needs a non-production MV)"  # 3.3 - 3.9
+    OPT_IN = "off unless the eligible.leader.replicas.version feature is enabled"  # 4.0
+    DEFAULT_ON = "on for newly formatted clusters"  # 4.1
+
+
+@dataclass(frozen=True)
+class ReleaseProfile:
+    name: str
+    alter_partition_versions: tuple[int, int]
+    """§2.1: 3.3 serves 0-2, 3.5-3.9 0-3, 4.0+ 2-3 (KAFKA-18601)."""
+    kip903_broker_epochs: bool
+    """§2.5 rule 4: per-member broker epoch check (3.5+)."""
+    shrink_bump_mv_gated: bool
+    """§2.6: False = every ISR shrink bumps the leader epoch (3.3/3.5); True = only if MV < 3.6-IV0."""
+    shrink_bump_before_isr: bool
+    """§3.1: 3.3-3.7 compare the *target* ISR before setting it (useless records, fixed by KAFKA-16624)."""
+    unclean_config_honoured: bool
+    """§4.8: unclean.leader.election.enable is ignored by KRaft before 3.9 (KAFKA-12670)."""
+    reassignment_needs_all_target_in_isr: bool
+    """§3.4: 3.3-3.7 complete when adding ⊆ ISR; 3.8+ when every target replica is in the ISR (KAFKA-15665)."""
+    same_incarnation: SameIncarnation
+    new_incarnation_shutdown_handler: bool
+    """§4.7: 4.0+ removes a re-registering (new incarnation) broker from ISRs (KAFKA-18106)."""
+    session_per_epoch: bool
+    """§4.1/§4.3: 4.0+ tracks contact per (id, epoch) for every heartbeat, fenced ones too (KAFKA-17793)."""
+    elr: Elr
+    last_known_leader_must_be_acceptable: bool
+    """§3.2(c): KAFKA-19522, reportedly in 4.1.0; the 4.0 code elects a fenced last known leader."""
+    default_metadata_version: MetadataVersion
+    minimum_metadata_version: MetadataVersion
+    broker_registration_versions: tuple[int, int]
+    broker_heartbeat_versions: tuple[int, int]
+    activation_skips_fenced: bool = False
+    """§4.1: on controller activation 4.1 seeds contact times only for unfenced brokers (KAFKA-19130)."""
+    representative_version: tuple[int, int, int] = (0, 0, 0)
+    """The patch release the profile models, for release specifiers such as ">=3.7.1"."""
+
+    @property
+    def is_3x(self) -> bool:
+        return self.name.startswith("3.")
+
+
+_MV = MetadataVersion.parse
+_THREE_X_MIN = _MV("3.0-IV1")
+
+PROFILES: dict[str, ReleaseProfile] = {
+    p.name: p
+    for p in (
+        ReleaseProfile(
+            "3.3", (0, 2), False, False, True, False, False, SameIncarnation.NEW_EPOCH_RESET, False, False,
+            Elr.UNAVAILABLE, False, _MV("3.3-IV3"), _THREE_X_MIN, (0, 0), (0, 0), False, (3, 3, 2),
+        ),
+        ReleaseProfile(
+            "3.5", (0, 3), True, False, True, False, False, SameIncarnation.NEW_EPOCH_RESET, False, False,
+            Elr.UNAVAILABLE, False, _MV("3.5-IV2"), _THREE_X_MIN, (0, 1), (0, 0), False, (3, 5, 2),
+        ),
+        ReleaseProfile(
+            "3.7", (0, 3), True, True, True, False, False, SameIncarnation.NEW_EPOCH_KEEP_STATE, False, False,
+            Elr.UNAVAILABLE, False, _MV("3.7-IV4"), _THREE_X_MIN, (0, 3), (0, 1), False, (3, 7, 2),
+        ),
+        ReleaseProfile(
+            "3.8", (0, 3), True, True, False, False, True, SameIncarnation.NEW_EPOCH_KEEP_STATE, False, False,
+            Elr.UNAVAILABLE, False, _MV("3.8-IV0"), _THREE_X_MIN, (0, 3), (0, 1), False, (3, 8, 1),
+        ),
+        ReleaseProfile(
+            "3.9", (0, 3), True, True, False, True, True, SameIncarnation.AMEND, False, False,
+            Elr.UNAVAILABLE, False, _MV("3.9-IV0"), _THREE_X_MIN, (0, 4), (0, 1), False, (3, 9, 1),
+        ),
+        ReleaseProfile(
+            "4.0", (2, 3), True, True, False, True, True, SameIncarnation.AMEND, True, True,
+            Elr.OPT_IN, False, _MV("4.0-IV3"), _MV("3.3-IV3"), (0, 4), (0, 1), False, (4, 0, 0),
+        ),
+        ReleaseProfile(
+            "4.1", (2, 3), True, True, False, True, True, SameIncarnation.AMEND, True, True,
+            Elr.DEFAULT_ON, True, _MV("4.1-IV1"), _MV("3.3-IV3"), (0, 4), (0, 1), True, (4, 1, 0),
+        ),
+    )
+}
+
+NEWEST = "4.1"
+
+
+def profile_named(name: str) -> ReleaseProfile:
+    """The profile for a release such as '3.9' or '3.9.0' (patch versions map to their line)."""
+    parts = name.strip().split(".")
+    key = ".".join(parts[:2])
+    if key not in PROFILES:
+        known = ", ".join(PROFILES)
+        raise ValueError(f"unknown Kafka release {name!r}; known release profiles: {known}")
+    return PROFILES[key]
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Cluster-wide settings (controller.md §6) resolved against a profile."""
+
+    metadata_version: MetadataVersion
+    eligible_leader_replicas: bool
+    unclean_leader_election_enable: bool = False
+    min_insync_replicas: int = 1
+    broker_session_timeout_ms: int = 9000
+
+    @classmethod
+    def for_profile(
+        cls,
+        profile: ReleaseProfile,
+        *,
+        metadata_version: str | None = None,
+        eligible_leader_replicas: bool | None = None,
+        unclean_leader_election_enable: bool = False,
+        min_insync_replicas: int = 1,
+        broker_session_timeout_ms: int = 9000,
+    ) -> ClusterConfig:
+        """Defaults per §7; raises ValueError for a combination the release cannot run."""
+        mv = profile.default_metadata_version if metadata_version is None else _MV(metadata_version)
+        if mv < profile.minimum_metadata_version:
+            raise ValueError(
+                f"metadata.version {mv} is below the minimum {profile.minimum_metadata_version} of Kafka {profile.name}"
+            )
+        if mv > profile.default_metadata_version:
+            raise ValueError(f"metadata.version {mv} is newer than Kafka {profile.name} supports")
+        if eligible_leader_replicas is None:
+            elr = profile.elr is Elr.DEFAULT_ON and mv >= MetadataVersion(4, 1, 0)
+        else:
+            elr = eligible_leader_replicas
+        if elr and (profile.elr is Elr.UNAVAILABLE or mv < MV_4_0_IV1):
+            raise ValueError(f"eligible leader replicas cannot be enabled on Kafka {profile.name} with MV {mv}")
+        if min_insync_replicas < 1:
+            raise ValueError("min_insync_replicas must be at least 1")
+        return cls(mv, elr, unclean_leader_election_enable, min_insync_replicas, broker_session_timeout_ms)
