@@ -62,6 +62,9 @@ TOPIC_CONFIG_KEYS = ("unclean.leader.election.enable", "min.insync.replicas")
 _TOPIC_ID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
+_RECOVERY_STATES = (LeaderRecoveryState.RECOVERED, LeaderRecoveryState.RECOVERING)
+
+
 class BrokerState(Enum):
     """`BrokerControlState` (§4.2)."""
 
@@ -89,6 +92,8 @@ class Controller:
         self.heartbeats: dict[int, HeartbeatState] = {}
         self.contacts: dict[tuple[int, int], int] = {}
         """Last contact per (broker, epoch) on 4.0+; per (broker, -1) on 3.x (§4.1, §4.3)."""
+        self.topic_rules: dict[str, tuple[ChangeRules, Election]] = {}
+        """Derived from topic configs and partition 0 at replay; read on every partition change."""
 
     # ------------------------------------------------------------------ replay (the one writer)
 
@@ -108,6 +113,9 @@ class Controller:
                 self.partitions[key] = merge(self.partitions[key], record)
             case PartitionRecord():
                 self.partitions[(record.topic, record.partition)] = record.state
+                if record.partition == 0:
+                    topic = record.topic
+                    self.topic_rules[topic] = (self.derive_change_rules(topic), self.derive_election(topic))
             case TopicRecord():
                 self.topic_ids[record.name] = record.topic_id
                 self.topic_names[record.topic_id] = record.name
@@ -149,6 +157,12 @@ class Controller:
     # ------------------------------------------------------------------ rules shared by handlers
 
     def change_rules(self, topic: str) -> ChangeRules:
+        return self.topic_rules[topic][0]
+
+    def election_for(self, topic: str) -> Election:
+        return self.topic_rules[topic][1]
+
+    def derive_change_rules(self, topic: str) -> ChangeRules:
         """§4.9: min ISR = min(effective min.insync.replicas, replication factor of partition 0)."""
         configured = int(self.topic_configs.get(topic, {}).get("min.insync.replicas", self.config.min_insync_replicas))
         replication_factor = len(self.partitions[(topic, 0)].replicas)
@@ -157,7 +171,7 @@ class Controller:
             min(configured, replication_factor),
         )
 
-    def election_for(self, topic: str) -> Election:
+    def derive_election(self, topic: str) -> Election:
         """§4.8: UNCLEAN when the topic's unclean.leader.election.enable is honoured and true."""
         if not self.profile.unclean_config_honoured:
             return Election.ONLINE
@@ -241,8 +255,10 @@ class Controller:
         registration = self.brokers.get(request.broker_id)
         if registration is None or registration.epoch != request.broker_epoch:
             return AlterPartitionResponse(Error.STALE_BROKER_EPOCH)
-        if any(p.leader_recovery_state not in (0, 1) for t in request.topics for p in t.partitions):
-            return AlterPartitionResponse(Error.UNKNOWN_SERVER_ERROR)
+        for topic in request.topics:
+            for item in topic.partitions:
+                if item.leader_recovery_state not in (0, 1):
+                    return AlterPartitionResponse(Error.UNKNOWN_SERVER_ERROR)
         records: list[MetadataRecord] = []
         topic_results = []
         for topic in request.topics:
@@ -284,7 +300,7 @@ class Controller:
             return AlterPartitionPartitionResult(item.partition, error), None
         targets = ChangeTargets(
             isr=tuple(m.broker for m in item.new_isr),
-            leader_recovery_state=LeaderRecoveryState(item.leader_recovery_state),
+            leader_recovery_state=_RECOVERY_STATES[item.leader_recovery_state],
             election=self.election_for(topic),
         )
         record = build_partition_change(
@@ -443,7 +459,9 @@ class Controller:
         expired = [(key, last) for key, last in self.contacts.items() if last + timeout < self.now_ms]
         if self.profile.session_per_epoch:
             return [key for key, _ in expired]
-        live = [(key, last) for key, last in expired if key[0] in self.heartbeats and not self.heartbeats[key[0]].fenced]
+        live = [
+            (key, last) for key, last in expired if key[0] in self.heartbeats and not self.heartbeats[key[0]].fenced
+        ]
         return [key for key, _ in sorted(live, key=lambda item: item[1])]
 
     def advance_clock(self, milliseconds: int) -> list[int]:

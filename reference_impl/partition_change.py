@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from reference_impl.release import MV_3_2_IV0, MV_3_6_IV0, MetadataVersion, ReleaseProfile
 from reference_impl.state import (
@@ -42,9 +43,9 @@ class ChangeRules:
         return not self.profile.shrink_bump_mv_gated or self.metadata_version < MV_3_6_IV0
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeTargets:
-    """What the caller wants; None = keep the current value (§3 inputs)."""
+class ChangeTargets(NamedTuple):
+    """What the caller wants; None = keep the current value (§3 inputs). A named tuple rather
+    than a dataclass: it is built on every partition change, and this is the hot path."""
 
     isr: tuple[int, ...] | None = None
     replicas: tuple[int, ...] | None = None
@@ -93,7 +94,9 @@ def build_partition_change(
     target_replicas = current.replicas if targets.replicas is None else targets.replicas
     target_removing = current.removing if targets.removing is None else targets.removing
     target_adding = current.adding if targets.adding is None else targets.adding
-    target_lrs = current.leader_recovery_state if targets.leader_recovery_state is None else targets.leader_recovery_state
+    target_lrs = targets.leader_recovery_state
+    if target_lrs is None:
+        target_lrs = current.leader_recovery_state
     target_elr = current.elr
     target_last_known_elr = current.last_known_elr
 

@@ -56,18 +56,16 @@ def merge(state: PartitionState, record: PartitionChangeRecord) -> PartitionStat
     record names a leader — even the same one, even -1."""
     leader_named = record.leader != NO_LEADER_CHANGE
     return PartitionState(
-        replicas=state.replicas if record.replicas is None else record.replicas,
-        isr=state.isr if record.isr is None else record.isr,
-        leader=record.leader if leader_named else state.leader,
-        leader_epoch=state.leader_epoch + 1 if leader_named else state.leader_epoch,
-        partition_epoch=state.partition_epoch + 1,
-        leader_recovery_state=(
-            state.leader_recovery_state if record.leader_recovery_state is None else record.leader_recovery_state
-        ),
-        removing=state.removing if record.removing is None else record.removing,
-        adding=state.adding if record.adding is None else record.adding,
-        elr=state.elr if record.elr is None else record.elr,
-        last_known_elr=state.last_known_elr if record.last_known_elr is None else record.last_known_elr,
+        state.replicas if record.replicas is None else record.replicas,
+        state.isr if record.isr is None else record.isr,
+        record.leader if leader_named else state.leader,
+        state.leader_epoch + 1 if leader_named else state.leader_epoch,
+        state.partition_epoch + 1,
+        state.leader_recovery_state if record.leader_recovery_state is None else record.leader_recovery_state,
+        state.removing if record.removing is None else record.removing,
+        state.adding if record.adding is None else record.adding,
+        state.elr if record.elr is None else record.elr,
+        state.last_known_elr if record.last_known_elr is None else record.last_known_elr,
     )
 
 

@@ -15,50 +15,14 @@ ApiVersions responses always use header v0 - controller.md §9.1).
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from kio.schema.alter_partition import v2 as alter_partition_v2
-from kio.schema.alter_partition import v3 as alter_partition_v3
-from kio.schema.alter_partition_reassignments import v0 as alter_partition_reassignments_v0
-from kio.schema.alter_partition_reassignments import v1 as alter_partition_reassignments_v1
-from kio.schema.api_versions import v0 as api_versions_v0
-from kio.schema.api_versions import v1 as api_versions_v1
-from kio.schema.api_versions import v2 as api_versions_v2
-from kio.schema.api_versions import v3 as api_versions_v3
-from kio.schema.api_versions import v4 as api_versions_v4
-from kio.schema.broker_heartbeat import v0 as broker_heartbeat_v0
-from kio.schema.broker_heartbeat import v1 as broker_heartbeat_v1
-from kio.schema.broker_heartbeat import v2 as broker_heartbeat_v2
-from kio.schema.broker_registration import v0 as broker_registration_v0
-from kio.schema.broker_registration import v1 as broker_registration_v1
-from kio.schema.broker_registration import v2 as broker_registration_v2
-from kio.schema.broker_registration import v3 as broker_registration_v3
-from kio.schema.broker_registration import v4 as broker_registration_v4
-from kio.schema.create_partitions import v0 as create_partitions_v0
-from kio.schema.create_partitions import v1 as create_partitions_v1
-from kio.schema.create_partitions import v2 as create_partitions_v2
-from kio.schema.create_partitions import v3 as create_partitions_v3
-from kio.schema.create_topics import v2 as create_topics_v2
-from kio.schema.create_topics import v3 as create_topics_v3
-from kio.schema.create_topics import v4 as create_topics_v4
-from kio.schema.create_topics import v5 as create_topics_v5
-from kio.schema.create_topics import v6 as create_topics_v6
-from kio.schema.create_topics import v7 as create_topics_v7
-from kio.schema.describe_cluster import v0 as describe_cluster_v0
-from kio.schema.describe_cluster import v1 as describe_cluster_v1
-from kio.schema.describe_cluster import v2 as describe_cluster_v2
-from kio.schema.elect_leaders import v0 as elect_leaders_v0
-from kio.schema.elect_leaders import v1 as elect_leaders_v1
-from kio.schema.elect_leaders import v2 as elect_leaders_v2
-from kio.schema.unregister_broker import v0 as unregister_broker_v0
-
 from .errors import UnsupportedApiError
-from .kio_ext.alter_partition import v0 as alter_partition_v0
-from .kio_ext.alter_partition import v1 as alter_partition_v1
 
 #: A kio entity class (request or response payload).  kio's own ``Payload`` protocol cannot be
 #: used as ``type[Payload]`` for concrete classes under mypy, so the table stays ``type[Any]``.
@@ -121,102 +85,46 @@ class ApiSpec:
         return VersionRange(min(self.versions), max(self.versions))
 
 
-def _spec(api_key: int, name: str, modules: Mapping[int, Any], req: str, resp: str) -> ApiSpec:
-    versions: dict[int, ApiVersionClasses] = {}
-    for version, module in modules.items():
-        request, response = getattr(module, req), getattr(module, resp)
+#: The table's source: API key → (kio schema package name, versions).  Versions are read from
+#: ``kio.schema.<name>.v<N>``, except where :data:`_EXTRA_MODULES` supplies a module.
+_APIS: Final[Mapping[int, tuple[str, range]]] = {
+    API_VERSIONS: ("api_versions", range(0, 5)),
+    CREATE_TOPICS: ("create_topics", range(2, 8)),
+    CREATE_PARTITIONS: ("create_partitions", range(0, 4)),
+    ELECT_LEADERS: ("elect_leaders", range(0, 3)),
+    ALTER_PARTITION_REASSIGNMENTS: ("alter_partition_reassignments", range(0, 2)),
+    ALTER_PARTITION: ("alter_partition", range(0, 4)),
+    DESCRIBE_CLUSTER: ("describe_cluster", range(0, 3)),
+    BROKER_REGISTRATION: ("broker_registration", range(0, 5)),
+    BROKER_HEARTBEAT: ("broker_heartbeat", range(0, 3)),
+    UNREGISTER_BROKER: ("unregister_broker", range(0, 1)),
+}
+
+#: (API key, version) → module defining the entities when kio lacks them (controller.md §2.1).
+_EXTRA_MODULES: Final[Mapping[tuple[int, int], str]] = {
+    (ALTER_PARTITION, 0): "adapters.wire.kio_ext.alter_partition.v0",
+    (ALTER_PARTITION, 1): "adapters.wire.kio_ext.alter_partition.v1",
+}
+
+
+def _spec(api_key: int, name: str, versions: range) -> ApiSpec:
+    camel = "".join(part.capitalize() for part in name.split("_"))
+    entries: dict[int, ApiVersionClasses] = {}
+    for version in versions:
+        module_name = _EXTRA_MODULES.get((api_key, version), f"kio.schema.{name}.v{version}")
+        module = importlib.import_module(module_name)
+        request, response = getattr(module, f"{camel}Request"), getattr(module, f"{camel}Response")
         # Guard against a table typo: every class must describe exactly this key and version.
         for cls in (request, response):
             if (cls.__api_key__, cls.__version__) != (api_key, version):
                 raise AssertionError(f"{cls.__module__}.{cls.__name__} is not ({api_key}, v{version})")
-        versions[version] = ApiVersionClasses(api_key, version, request, response)
-    if sorted(versions) != list(range(min(versions), max(versions) + 1)):
-        raise AssertionError(f"{name}: versions must be contiguous, got {sorted(versions)}")
-    return ApiSpec(api_key, name, MappingProxyType(versions))
+        entries[version] = ApiVersionClasses(api_key, version, request, response)
+    return ApiSpec(api_key, name, MappingProxyType(entries))
 
 
 #: The table: API key → :class:`ApiSpec`.  Everything else in the wire layer looks classes up here.
 API_TABLE: Final[Mapping[int, ApiSpec]] = MappingProxyType(
-    {
-        spec.api_key: spec
-        for spec in (
-            _spec(
-                API_VERSIONS,
-                "api_versions",
-                {0: api_versions_v0, 1: api_versions_v1, 2: api_versions_v2, 3: api_versions_v3,
-                 4: api_versions_v4},
-                "ApiVersionsRequest",
-                "ApiVersionsResponse",
-            ),
-            _spec(
-                CREATE_TOPICS,
-                "create_topics",
-                {2: create_topics_v2, 3: create_topics_v3, 4: create_topics_v4, 5: create_topics_v5,
-                 6: create_topics_v6, 7: create_topics_v7},
-                "CreateTopicsRequest",
-                "CreateTopicsResponse",
-            ),
-            _spec(
-                CREATE_PARTITIONS,
-                "create_partitions",
-                {0: create_partitions_v0, 1: create_partitions_v1, 2: create_partitions_v2,
-                 3: create_partitions_v3},
-                "CreatePartitionsRequest",
-                "CreatePartitionsResponse",
-            ),
-            _spec(
-                ELECT_LEADERS,
-                "elect_leaders",
-                {0: elect_leaders_v0, 1: elect_leaders_v1, 2: elect_leaders_v2},
-                "ElectLeadersRequest",
-                "ElectLeadersResponse",
-            ),
-            _spec(
-                ALTER_PARTITION_REASSIGNMENTS,
-                "alter_partition_reassignments",
-                {0: alter_partition_reassignments_v0, 1: alter_partition_reassignments_v1},
-                "AlterPartitionReassignmentsRequest",
-                "AlterPartitionReassignmentsResponse",
-            ),
-            _spec(
-                ALTER_PARTITION,
-                "alter_partition",
-                {0: alter_partition_v0, 1: alter_partition_v1, 2: alter_partition_v2,
-                 3: alter_partition_v3},
-                "AlterPartitionRequest",
-                "AlterPartitionResponse",
-            ),
-            _spec(
-                DESCRIBE_CLUSTER,
-                "describe_cluster",
-                {0: describe_cluster_v0, 1: describe_cluster_v1, 2: describe_cluster_v2},
-                "DescribeClusterRequest",
-                "DescribeClusterResponse",
-            ),
-            _spec(
-                BROKER_REGISTRATION,
-                "broker_registration",
-                {0: broker_registration_v0, 1: broker_registration_v1, 2: broker_registration_v2,
-                 3: broker_registration_v3, 4: broker_registration_v4},
-                "BrokerRegistrationRequest",
-                "BrokerRegistrationResponse",
-            ),
-            _spec(
-                BROKER_HEARTBEAT,
-                "broker_heartbeat",
-                {0: broker_heartbeat_v0, 1: broker_heartbeat_v1, 2: broker_heartbeat_v2},
-                "BrokerHeartbeatRequest",
-                "BrokerHeartbeatResponse",
-            ),
-            _spec(
-                UNREGISTER_BROKER,
-                "unregister_broker",
-                {0: unregister_broker_v0},
-                "UnregisterBrokerRequest",
-                "UnregisterBrokerResponse",
-            ),
-        )
-    }
+    {key: _spec(key, name, versions) for key, (name, versions) in _APIS.items()}
 )
 
 
@@ -257,8 +165,7 @@ def classes_of(entity_or_class: object) -> ApiVersionClasses:
     entry = lookup(api_key, api_version)
     if cls is not entry.request and cls is not entry.response:
         raise UnsupportedApiError(
-            f"{cls.__module__}.{cls.__qualname__} is not the table's class for key {api_key} "
-            f"v{api_version}",
+            f"{cls.__module__}.{cls.__qualname__} is not the table's class for key {api_key} v{api_version}",
             api_key=api_key,
             api_version=api_version,
         )

@@ -219,5 +219,3 @@ def unsupported_api_versions_response(supported: VersionRange) -> Any:
             ),
         ),
     )
-
-

@@ -78,8 +78,9 @@ class Session:
 
     def isr_member(self, member: Any) -> list[int]:
         broker, epoch = (member, "current") if not isinstance(member, list) else member
+        broker_id = int(self.value(broker))
         epoch = self.value(epoch)
-        return [int(self.value(broker)), self.broker_epoch(int(self.value(broker))) if epoch == "current" else int(epoch)]
+        return [broker_id, self.broker_epoch(broker_id) if epoch == "current" else int(epoch)]
 
     def run_step(self, step: Step) -> dict[str, Any]:
         args = self.resolve(step)
