@@ -35,6 +35,7 @@ CONTROLLER_OPERATIONS: dict[str, tuple[str, ...]] = {
     ),
     "elect_leaders": ("errors",),
     "reassign": ("error",),
+    "fail_over_controller": (),
 }
 """Controller-level operations and their result fields (scenario-format.md table)."""
 

@@ -102,6 +102,9 @@ class ReferenceTarget(Target):
                 election = Election.PREFERRED if args["type"] == "preferred" else Election.UNCLEAN
                 results = c.elect_leaders(election, [(str(t), int(p)) for t, p in args["partitions"]])
                 return {"errors": [[r.topic, r.partition, r.error.name] for r in results]}
+            case "fail_over_controller":
+                c.fail_over()
+                return {}
             case "reassign":
                 return {"error": c.reassign(str(args["topic"]), int(args["partition"]), args["replicas"]).name}
         raise ValueError(f"unknown operation {op!r}")

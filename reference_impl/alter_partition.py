@@ -6,7 +6,7 @@ an error or a reason, never change anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from reference_impl.errors import Error
 from reference_impl.messages import AlterPartitionItem, IsrMember
@@ -39,10 +39,10 @@ def validate_item(
     broker_id: int,
     item: AlterPartitionItem,
     current: PartitionState | None,
-    brokers: Mapping[int, BrokerRegistration],
-    check_broker_epochs: bool,
+    ineligible: Callable[[IsrMember], str | None],
 ) -> Error:
-    """Per-partition validation in exactly the order of §2.4; Error.NONE when valid."""
+    """Per-partition validation in exactly the order of §2.4; Error.NONE when valid.
+    `ineligible` is the §2.5 rule bound to the controller's registrations."""
     if current is None:
         return Error.UNKNOWN_TOPIC_OR_PARTITION
     if item.leader_epoch > current.leader_epoch:
@@ -66,6 +66,6 @@ def validate_item(
     if recovering and current.leader_recovery_state == LeaderRecoveryState.RECOVERED:
         return Error.INVALID_REQUEST
     for member in item.new_isr:
-        if ineligibility(member, brokers, check_broker_epochs) is not None:
+        if ineligible(member) is not None:
             return Error.INELIGIBLE_REPLICA if version >= 2 else Error.OPERATION_NOT_ATTEMPTED
     return Error.NONE

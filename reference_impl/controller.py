@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from enum import Enum
 
-from reference_impl.alter_partition import validate_item
+from reference_impl.alter_partition import ineligibility, validate_item
 from reference_impl.errors import Error
 from reference_impl.messages import (
     AlterPartitionItem,
@@ -293,9 +293,7 @@ class Controller:
                 0 if request.version == 0 else item.leader_recovery_state,
             )
         current = self.partitions.get((topic, item.partition))
-        error = validate_item(
-            request.version, request.broker_id, item, current, self.brokers, self.profile.kip903_broker_epochs
-        )
+        error = self.validate_alter_partition_item(request.version, request.broker_id, item, current)
         if error is not Error.NONE or current is None:
             return AlterPartitionPartitionResult(item.partition, error), None
         targets = ChangeTargets(
@@ -312,6 +310,16 @@ class Controller:
             error = Error.NEW_LEADER_ELECTED if request.version >= 2 else Error.FENCED_LEADER_EPOCH
             return AlterPartitionPartitionResult(item.partition, error), record
         return self.partition_result(item.partition, merge(current, record)), record
+
+    def validate_alter_partition_item(
+        self, version: int, broker_id: int, item: AlterPartitionItem, current: PartitionState | None
+    ) -> Error:
+        """§2.4 in order, with this controller's §2.5 eligibility rule."""
+        return validate_item(version, broker_id, item, current, self.member_ineligibility)
+
+    def member_ineligibility(self, member: IsrMember) -> str | None:
+        """§2.5: why `member` may not join an ISR (KIP-841, and KIP-903 from 3.5), or None."""
+        return ineligibility(member, self.brokers, self.profile.kip903_broker_epochs)
 
     @staticmethod
     def partition_result(index: int, state: PartitionState) -> AlterPartitionPartitionResult:

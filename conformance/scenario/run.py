@@ -83,12 +83,22 @@ class Session:
         return [broker_id, self.broker_epoch(broker_id) if epoch == "current" else int(epoch)]
 
     def run_step(self, step: Step) -> dict[str, Any]:
+        return self.run_resolved(step)[1]
+
+    def run_resolved(self, step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the concrete arguments sent, the result); captures of `step.captures` are taken."""
         args = self.resolve(step)
         spec = OPERATIONS[step.op]
         if spec.is_check:
             what = "partition" if step.op == "check_partition" else "broker"
-            return self.target.observe(what, args)
-        return self.target.execute(step.op, args)
+            result = self.target.observe(what, args)
+        else:
+            result = self.target.execute(step.op, args)
+        return args, result
+
+    def capture(self, step: Step, result: dict[str, Any]) -> None:
+        for field, name in step.captures.items():
+            self.captures[name] = result.get(field)
 
 
 def same(field: str, expected: Any, actual: Any) -> bool:
@@ -150,8 +160,7 @@ def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioRe
                         f"step {step.index} ({step.op}): {field} expected {expected!r}, got {actual!r}",
                     )
                     return ScenarioResult(scenario, "failed", failure.message, failure)
-            for field, name in step.captures.items():
-                session.captures[name] = result.get(field)
+            session.capture(step, result)
     except (StepError, TargetFailure) as error:
         failure = StepFailure(where[0], where[1], None, None, None, f"step {where[0]} ({where[1]}): {error}")
         return ScenarioResult(scenario, "failed", failure.message, failure)

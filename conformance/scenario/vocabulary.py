@@ -79,6 +79,7 @@ OPERATIONS: dict[str, Operation] = {
         {"topic": ("str", REQUIRED), "partition": ("int", 0), "replicas": ("ints", REQUIRED)},
         {"error": "error"},
     ),
+    "fail_over_controller": Operation("controller", {}, {}),
     "check_partition": Operation(
         "controller", {"topic": ("str", REQUIRED), "partition": ("int", 0)}, PARTITION_RESULTS, is_check=True
     ),

@@ -1,0 +1,286 @@
+"""A campaign: many runs (Hypothesis examples) of one level against one target, in seeded
+batches, optionally across worker processes, each run written as one record.
+
+Batch b uses Hypothesis seed `seed + b`, so `--seed <batch seed> --examples <batch size>
+--stop-at-first` replays a batch — and therefore its first finding and its shrinking — exactly.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis.errors import Flaky
+from hypothesis.stateful import get_state_machine_test
+
+from adapters.reference import ReferenceTarget
+from conformance.engine.findings import ERROR, Finding
+from conformance.engine.records import SCHEMA, RecordWriter, utc_timestamp
+from conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
+from conformance.engine.targets import TargetSpec
+from conformance.generator.controller_machine import ControllerMachine
+
+LEVELS = ("controller",)
+DEFAULT_BATCH = 25
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    adapter: str = "reference"
+    release: str = "4.1"
+    mutant: str | None = None
+    level: str = "controller"
+    examples: int | None = 100
+    budget_s: float | None = None
+    steps: int = 50
+    seed: int = 0
+    workers: int = 1
+    records_dir: Path | None = None
+    stop_at_first: bool = True
+    differential: bool = True
+    batch_size: int = DEFAULT_BATCH
+    campaign_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    def replay_command(self, batch_seed: int, batch_examples: int) -> str:
+        parts = [
+            "isrcheck run", f"--adapter {self.adapter}", f"--kafka {self.release}", f"--level {self.level}",
+            *([f"--mutant {self.mutant}"] if self.mutant else []),
+            f"--seed {batch_seed}", f"--examples {batch_examples}", f"--steps {self.steps}", "--stop-at-first",
+            *([] if self.differential else ["--no-differential"]),
+        ]
+        return " ".join(parts)
+
+
+@dataclass
+class CampaignResult:
+    runs: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    signatures: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """signature → the first finding's record summary (message, replay, counterexample length)."""
+    records_files: list[str] = field(default_factory=list)
+
+    def merge(self, other: CampaignResult) -> None:
+        self.runs += other.runs
+        self.steps += other.steps
+        self.outcomes.update(other.outcomes)
+        self.signatures.update(other.signatures)
+        for signature, example in other.examples.items():
+            self.examples.setdefault(signature, example)
+        self.records_files += other.records_files
+
+    @property
+    def found(self) -> bool:
+        return bool(self.signatures)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs, "steps": self.steps, "seconds": round(self.seconds, 3),
+            "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
+            "outcomes": dict(self.outcomes), "findings": dict(self.signatures),
+            "examples": self.examples, "records": self.records_files,
+        }
+
+
+def outcome_of(findings: list[Finding]) -> str:
+    if not findings:
+        return "pass"
+    kind = findings[0].kind
+    return kind if kind in ("timeout", "crash", "error") else "finding"
+
+
+class Worker:
+    """Runs the batches of one process and writes its records."""
+
+    def __init__(self, config: CampaignConfig, worker: int, progress: Callable[[int, int, int], None]) -> None:
+        self.config = config
+        self.worker = worker
+        self.progress = progress
+        self.spec = TargetSpec(config.adapter, config.mutant)
+        self.writer = RecordWriter(config.records_dir, config.campaign_id, worker)
+        self.result = CampaignResult()
+        if self.writer.path is not None:
+            self.result.records_files.append(str(self.writer.path))
+        self.counter = 0
+
+    def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
+               counterexample: FinishedRun | None = None) -> None:
+        config, run = self.config, finished.run
+        self.counter += 1
+        findings = run.findings
+        shown = counterexample or (finished if findings else None)
+        replay = None
+        if findings:
+            if counterexample is not None:
+                replay = config.replay_command(batch_seed, batch_examples)
+            elif config.records_dir is not None:
+                replay = f"isrcheck replay {self.writer.path} --run {config.campaign_id}-w{self.worker}-{self.counter:06d}"
+        record = {
+            "schema": SCHEMA,
+            "run_id": f"{config.campaign_id}-w{self.worker}-{self.counter:06d}",
+            "campaign_id": config.campaign_id,
+            "started_at": utc_timestamp(finished.started_at),
+            "seed": batch_seed,
+            "adapter": config.adapter,
+            "target": self.spec.display_name,
+            "release": config.release,
+            "mutant": config.mutant,
+            "level": config.level,
+            "differential": config.differential,
+            "steps": len(run.trace),
+            "duration_s": round(finished.seconds, 6),
+            "outcome": outcome_of(findings),
+            "findings": [f.to_json() for f in findings],
+            "counterexample": None if shown is None else {
+                "length": len(shown.run.trace),
+                "diverging_step": shown.run.findings[0].step if shown.run.findings else None,
+                "steps": [s.to_json() for s in shown.run.trace],
+            },
+            "replay": replay,
+        }
+        self.writer.write(record)
+        self.result.runs += 1
+        self.result.outcomes[record["outcome"]] += 1
+        for finding in findings:
+            self.result.signatures[finding.signature] += 1
+            self.result.examples.setdefault(finding.signature, {
+                "message": finding.message, "replay": replay, "run_id": record["run_id"],
+                "counterexample_length": record["counterexample"]["length"] if record["counterexample"] else None,
+            })
+
+    def run_batch(self, batch: int, examples: int) -> bool:
+        """Run one seeded batch; True when the campaign should stop (stop-at-first found)."""
+        config = self.config
+        batch_seed = config.seed + batch
+        make_target = self.spec.factory()
+        reference = ReferenceTarget
+        context = RunContext(
+            make_reference=reference, make_target=make_target, release=config.release, config={},
+            on_run=lambda finished: self.record(finished, batch_seed, examples),
+            stop_at_first=config.stop_at_first, differential=config.differential,
+        )
+        machine = type("ControllerCampaign", (ControllerMachine,), {"context": context})
+        test = get_state_machine_test(machine, settings=settings(
+            max_examples=examples, stateful_step_count=config.steps, database=None, deadline=None,
+            phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False,
+        ))
+        seed(batch_seed)(test)
+        stop = False
+        try:
+            test()
+        except FindingFailure:
+            assert context.held is not None
+            self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
+            stop = True
+        except Flaky as error:
+            held = context.held
+            if held is not None:
+                self.record(held, batch_seed, examples)
+            self.result.outcomes["flaky"] += 1
+            self.result.examples.setdefault("flaky", {"message": str(error)[:500]})
+            stop = True
+        except Exception as error:  # an isrcheck bug: recorded, never an aborted campaign
+            finding = Finding(ERROR, "engine", 0, f"{type(error).__name__}: {error}")
+            self.result.signatures[finding.signature] += 1
+            self.result.examples.setdefault(finding.signature, {"message": finding.message})
+            stop = True
+        self.result.steps += context.steps_executed
+        return stop
+
+
+def worker_main(config: CampaignConfig, worker: int, batches: list[tuple[int, int]],
+                stop_event: Any, progress_queue: Any) -> CampaignResult:
+    def progress(runs: int, steps: int, findings: int) -> None:
+        if progress_queue is not None:
+            progress_queue.put((worker, runs, steps, findings))
+
+    instance = Worker(config, worker, progress)
+    deadline = None if config.budget_s is None else time.monotonic() + config.budget_s
+    try:
+        for batch, examples in batches:
+            if stop_event is not None and stop_event.is_set():
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            stop = instance.run_batch(batch, examples)
+            progress(instance.result.runs, instance.result.steps, sum(instance.result.signatures.values()))
+            if stop and config.stop_at_first:
+                if stop_event is not None:
+                    stop_event.set()
+                break
+    finally:
+        instance.writer.close()
+    return instance.result
+
+
+def plan_batches(config: CampaignConfig) -> list[tuple[int, int]]:
+    """(batch index, examples) in order; a budget campaign gets an effectively endless plan."""
+    if config.examples is None:
+        return [(b, config.batch_size) for b in range(1_000_000)]
+    full, rest = divmod(config.examples, config.batch_size)
+    plan = [(b, config.batch_size) for b in range(full)]
+    if rest:
+        plan.append((full, rest))
+    return plan
+
+
+def run_campaign(config: CampaignConfig, on_progress: Callable[[int, int, int, float], None] | None = None
+                 ) -> CampaignResult:
+    started = time.monotonic()
+    plan = plan_batches(config)
+    workers = max(1, config.workers)
+    total = CampaignResult()
+    if workers == 1:
+        def report(runs: int, steps: int, findings: int) -> None:
+            if on_progress is not None:
+                on_progress(runs, steps, findings, time.monotonic() - started)
+
+        instance_result = worker_main(config, 0, plan, None, _Direct(report))
+        total.merge(instance_result)
+    else:
+        context = multiprocessing.get_context("spawn")
+        manager = context.Manager()
+        stop_event, queue = manager.Event(), manager.Queue()
+        shares = [plan[w::workers] for w in range(workers)]
+        with context.Pool(workers) as pool:
+            pending = [pool.apply_async(worker_main, (replace(config), w, shares[w], stop_event, queue))
+                       for w in range(workers)]
+            latest: dict[int, tuple[int, int, int]] = {}
+            while not all(p.ready() for p in pending):
+                while not queue.empty():
+                    w, runs, steps, findings = queue.get()
+                    latest[w] = (runs, steps, findings)
+                if on_progress is not None and latest:
+                    sums = [sum(v[i] for v in latest.values()) for i in range(3)]
+                    on_progress(sums[0], sums[1], sums[2], time.monotonic() - started)
+                time.sleep(0.2)
+            for p in pending:
+                total.merge(p.get())
+        manager.shutdown()
+    total.seconds = time.monotonic() - started
+    return total
+
+
+class _Direct:
+    """A progress 'queue' for the single-process case."""
+
+    def __init__(self, report: Callable[[int, int, int], None]) -> None:
+        self.report = report
+
+    def put(self, item: tuple[int, int, int, int]) -> None:
+        self.report(item[1], item[2], item[3])
+
+
+def default_workers() -> int:
+    return max(1, (os.cpu_count() or 1))

@@ -1,0 +1,70 @@
+"""Divergences: where the target's answer or observable state differs from the reference's.
+
+Broker epochs are implementation-defined (scenario-format.md, Values), so they are never
+compared as numbers; everything else in a result or an observation is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.engine.findings import DIVERGENCE, Finding, error_codes
+from conformance.engine.observation import ControllerObservation
+from conformance.scenario.vocabulary import SET_FIELDS
+
+UNCOMPARED = frozenset({"broker_epoch"})
+
+
+def same_value(field: str, reference: Any, target: Any) -> bool:
+    if field in SET_FIELDS and isinstance(reference, list) and isinstance(target, list):
+        return sorted(reference) == sorted(target)
+    return bool(reference == target)
+
+
+def compare_results(step: int, op: str, reference: dict[str, Any], target: dict[str, Any]) -> Finding | None:
+    """The first result field that differs, in the reference's field order."""
+    for field in [*reference, *(k for k in target if k not in reference)]:
+        if field in UNCOMPARED:
+            continue
+        if not same_value(field, reference.get(field), target.get(field)):
+            codes = tuple(dict.fromkeys(error_codes(reference) + error_codes(target)))
+            if field.endswith("error"):
+                codes = tuple(str(v) for v in (reference.get(field), target.get(field)) if v is not None)
+            return Finding(
+                DIVERGENCE, op, step,
+                f"{op}: {field} is {target.get(field)!r} on the target, {reference.get(field)!r} on the reference",
+                field=field, codes=codes,
+                evidence={"reference": reference, "target": target},
+            )
+    return None
+
+
+def compare_observations(
+    step: int, op: str, reference: ControllerObservation, target: ControllerObservation
+) -> Finding | None:
+    for key, ref_state in reference.partitions.items():
+        tgt_state = target.partitions.get(key, {})
+        for field, value in ref_state.items():
+            if not same_value(field, value, tgt_state.get(field)):
+                topic, partition = key
+                return Finding(
+                    DIVERGENCE, op, step,
+                    f"after {op}: partition {topic}-{partition} {field} is {tgt_state.get(field)!r} on the target, "
+                    f"{value!r} on the reference",
+                    field=f"partition.{field}",
+                    evidence={"partition": f"{topic}-{partition}", "reference": ref_state, "target": tgt_state},
+                )
+    for broker, ref_state in reference.brokers.items():
+        tgt_state = target.brokers.get(broker, {})
+        for field, value in ref_state.items():
+            if field in UNCOMPARED:
+                continue
+            if not same_value(field, value, tgt_state.get(field)):
+                return Finding(
+                    DIVERGENCE, op, step,
+                    f"after {op}: broker {broker} {field} is {tgt_state.get(field)!r} on the target, "
+                    f"{value!r} on the reference",
+                    field=f"broker.{field}",
+                    evidence={"broker": broker, "reference": ref_state, "target": tgt_state},
+                )
+    return None

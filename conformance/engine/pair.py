@@ -1,0 +1,121 @@
+"""Run one step on the reference and on the target side by side (the engine's core).
+
+Each side has its own `Session` (captures, `current` resolution), because broker epochs and
+topic ids are the target's own. After the step both sides are observed; the differential
+checker compares them and the property checkers judge the target's answers alone.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.base import Target, TargetFailure
+from conformance.engine.differential import compare_observations, compare_results
+from conformance.engine.findings import CRASH, ERROR, Finding
+from conformance.engine.observation import EMPTY, ControllerObservation, observe_controller
+from conformance.properties.controller_level import check_step
+from conformance.scenario.model import Step
+from conformance.scenario.run import Session, StepError
+
+
+def actors(op: str, args: dict[str, Any]) -> tuple[str, str]:
+    """Who sends and who receives, for the report's sequence diagram."""
+    if op in ("create_topic", "create_partitions", "elect_leaders", "reassign"):
+        return "admin", "controller"
+    if op == "fence_broker":
+        return "clock", "controller"
+    if op == "fail_over_controller":
+        return "controller", "controller"
+    if "broker" in args:
+        return f"broker {args['broker']}", "controller"
+    return "harness", "controller"
+
+
+@dataclass
+class TraceStep:
+    index: int
+    op: str
+    args: dict[str, Any]
+    src: str
+    dst: str
+    reference: dict[str, Any] | None
+    target: dict[str, Any] | None
+    captures: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"index": self.index, "op": self.op, "args": self.args, "src": self.src, "dst": self.dst,
+                "reference": self.reference, "target": self.target}
+        if self.captures:
+            data["as"] = self.captures
+        return data
+
+
+@dataclass
+class PairRun:
+    """One run: the reference and the target, stepped together until the first finding."""
+
+    reference: Target
+    target: Target
+    release: str
+    differential: bool = True
+    observes_target: bool = True
+    brokers: list[int] = field(default_factory=lambda: [1, 2, 3, 4])
+    partitions: list[tuple[str, int]] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ref_session = Session(self.reference, self.release)
+        self.tgt_session = Session(self.target, self.release)
+        self.ref_seen: ControllerObservation = EMPTY
+        self.tgt_seen: ControllerObservation = EMPTY
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.findings)
+
+    def observe(self) -> None:
+        self.ref_seen = observe_controller(self.reference, self.partitions, self.brokers)
+        if self.observes_target:
+            self.tgt_seen = observe_controller(self.target, self.partitions, self.brokers)
+
+    def step(self, step: Step) -> list[Finding]:
+        if self.stopped:
+            return []
+        index = len(self.trace) + 1
+        src, dst = actors(step.op, step.args)
+        ref_args, ref_result = self.ref_session.run_resolved(step)
+        self.ref_session.capture(step, ref_result)
+        trace = TraceStep(index, step.op, dict(step.args), src, dst, ref_result, None, dict(step.captures))
+        self.trace.append(trace)
+        try:
+            tgt_args, tgt_result = self.tgt_session.run_resolved(step)
+        except TargetFailure as failure:
+            self.findings = [Finding(failure.kind, step.op, index, f"{step.op}: {failure}",
+                                     evidence={"args": step.args})]
+            return self.findings
+        except StepError as error:
+            self.findings = [Finding(ERROR, step.op, index, f"{step.op}: {error}")]
+            return self.findings
+        except Exception as error:  # a plug-in bug is an outcome, never an aborted campaign
+            self.findings = [Finding(CRASH, step.op, index, f"{step.op}: {type(error).__name__}: {error}",
+                                     evidence={"traceback": traceback.format_exc(limit=5)})]
+            return self.findings
+        self.tgt_session.capture(step, tgt_result)
+        trace.target = tgt_result
+        tgt_before = self.tgt_seen
+        self.observe()
+        findings: list[Finding] = []
+        if self.differential:
+            for finding in (
+                compare_results(index, step.op, ref_result, tgt_result),
+                compare_observations(index, step.op, self.ref_seen, self.tgt_seen) if self.observes_target else None,
+            ):
+                if finding is not None:
+                    findings.append(finding)
+        if self.observes_target:
+            findings.extend(check_step(index, step.op, tgt_args, tgt_result, tgt_before, self.tgt_seen))
+        self.findings = findings
+        return findings

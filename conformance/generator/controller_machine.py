@@ -1,0 +1,234 @@
+"""The controller-level interleaving generator: a Hypothesis `RuleBasedStateMachine` whose rules
+are the controller RPCs and broker lifecycle of the scenario format (Jepsen's "generator").
+
+Preconditions and drawn values read only the *reference's* state (landscape.md §2: reading the
+target's answers makes Hypothesis flaky). Draws are small integers mapped onto the options the
+reference state offers, so shrinking moves towards the first option.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from conformance.engine.run_context import RunContext
+from conformance.scenario.model import Step
+from reference_impl.controller import Controller
+
+BROKERS = (1, 2, 3, 4)
+TOPICS = ("t0", "t1")
+small = st.integers(min_value=0, max_value=255)
+
+
+def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> Step:
+    return Step(0, op, args, None, captures or {}, None)
+
+
+class ControllerMachine(RuleBasedStateMachine):
+    context: ClassVar[RunContext]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run = self.context.start_run()
+        self.incarnations: dict[int, int] = {}
+        self.epoch_captures: dict[int, list[str]] = {b: [] for b in BROKERS}
+
+    # -- reference state (the only thing draws may depend on) ------------------------------------
+
+    @property
+    def reference(self) -> Controller:
+        controller = getattr(self.run.reference, "controller", None)
+        assert isinstance(controller, Controller)
+        return controller
+
+    def registered(self) -> list[int]:
+        return sorted(self.reference.brokers)
+
+    def partitions(self) -> list[tuple[str, int]]:
+        return self.reference.partition_keys()
+
+    def send(self, op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> None:
+        self.context.execute(self.run, step(op, args, captures))
+
+    # -- the starting cluster (the scenario format's `brokers:` plus one topic) ------------------
+
+    @initialize()
+    def live_cluster(self) -> None:
+        for broker in BROKERS[:3]:
+            self.register_broker(broker, same=False, clean=False)
+            self.send("unfence_broker", {"broker": broker})
+        self.create_topic("t0", replication=3, count=1, order=0)
+
+    # -- broker lifecycle ------------------------------------------------------------------------
+
+    @rule(broker=st.sampled_from(BROKERS), same=st.booleans(), clean=st.booleans())
+    def register_broker(self, broker: int, same: bool, clean: bool) -> None:
+        if not same or broker not in self.incarnations:
+            self.incarnations[broker] = self.incarnations.get(broker, 0) + 1
+        name = f"e{broker}_{len(self.epoch_captures[broker]) + 1}"
+        label = f"{broker}.{self.incarnations[broker]}"
+        args: dict[str, Any] = {"broker": broker, "incarnation": label}
+        if clean and self.epoch_captures[broker]:
+            args["previous_broker_epoch"] = "$" + self.epoch_captures[broker][-1]
+        self.send("register_broker", args, {"broker_epoch": name})
+        registration = self.reference.brokers.get(broker)
+        if registration is not None and registration.incarnation == f"label-{label}":
+            self.epoch_captures[broker].append(name)
+
+    @precondition(lambda self: self.registered())
+    @rule(pick=small)
+    def restart_broker(self, pick: int) -> None:
+        """A broker process restarts: its session expires, a new incarnation registers and
+        catches up (three steps, as a real restart produces them)."""
+        brokers = self.registered()
+        broker = brokers[pick % len(brokers)]
+        self.send("fence_broker", {"broker": broker})
+        self.register_broker(broker, same=False, clean=False)
+        self.send("unfence_broker", {"broker": broker})
+
+    @precondition(lambda self: self.registered())
+    @rule(pick=small)
+    def unfence_broker(self, pick: int) -> None:
+        brokers = self.registered()
+        self.send("unfence_broker", {"broker": brokers[pick % len(brokers)]})
+
+    @precondition(lambda self: self.registered())
+    @rule(pick=small, flags=st.integers(0, 7), stale=st.integers(0, 3))
+    def heartbeat(self, pick: int, flags: int, stale: int) -> None:
+        brokers = self.registered()
+        broker = brokers[pick % len(brokers)]
+        args: dict[str, Any] = {
+            "broker": broker, "want_fence": bool(flags & 1), "want_shut_down": bool(flags & 2),
+            "caught_up": not flags & 4,
+        }
+        older = self.epoch_captures[broker][:-1]
+        if stale == 3 and older:
+            args["broker_epoch"] = "$" + older[-1]
+        self.send("heartbeat", args)
+
+    @precondition(lambda self: self.registered())
+    @rule(pick=small)
+    def fence_broker(self, pick: int) -> None:
+        brokers = self.registered()
+        self.send("fence_broker", {"broker": brokers[pick % len(brokers)]})
+
+    @precondition(lambda self: self.registered())
+    @rule(pick=small)
+    def controlled_shutdown(self, pick: int) -> None:
+        brokers = self.registered()
+        self.send("controlled_shutdown", {"broker": brokers[pick % len(brokers)]})
+
+    @rule(broker=st.sampled_from(BROKERS))
+    def unregister_broker(self, broker: int) -> None:
+        self.send("unregister_broker", {"broker": broker})
+
+    @precondition(lambda self: self.context.supports("fail_over_controller"))
+    @rule()
+    def fail_over_controller(self) -> None:
+        self.send("fail_over_controller", {})
+
+    # -- topics, elections, reassignment -------------------------------------------------------
+
+    @rule(topic=st.sampled_from(TOPICS), replication=st.integers(1, 3), count=st.integers(1, 2), order=small)
+    def create_topic(self, topic: str, replication: int, count: int, order: int) -> None:
+        assignment = [rotated(BROKERS, order + p, replication) for p in range(count)]
+        self.send("create_topic", {"topic": topic, "assignment": assignment})
+        for p in range(count):
+            if (topic, p) not in self.run.partitions:
+                self.run.partitions.append((topic, p))
+
+    @precondition(lambda self: self.partitions())
+    @rule(pick=small, unclean=st.booleans())
+    def elect_leaders(self, pick: int, unclean: bool) -> None:
+        topic, partition = self.partitions()[pick % len(self.partitions())]
+        self.send("elect_leaders", {"type": "unclean" if unclean else "preferred",
+                                    "partitions": [[topic, partition]]})
+
+    @precondition(lambda self: self.partitions())
+    @rule(pick=small, replication=st.integers(1, 3), order=small)
+    def reassign(self, pick: int, replication: int, order: int) -> None:
+        topic, partition = self.partitions()[pick % len(self.partitions())]
+        self.send("reassign", {"topic": topic, "partition": partition,
+                               "replicas": rotated(BROKERS, order, replication)})
+
+    # -- AlterPartition, valid and adversarial ---------------------------------------------------
+
+    @precondition(lambda self: self.partitions())
+    @rule(
+        pick=small, version=small, requester=st.integers(0, 7), members=st.integers(0, 63),
+        epochs=st.integers(0, 15), member_epochs=st.integers(0, 15), recovery=st.integers(0, 7),
+    )
+    def alter_partition(
+        self, pick: int, version: int, requester: int, members: int, epochs: int, member_epochs: int,
+        recovery: int,
+    ) -> None:
+        """Mostly well-formed requests from the leader; the low bits of each draw add the
+        adversarial variants: another requester, stale/ahead epochs, foreign or missing
+        members, stale KIP-903 epochs, RECOVERING."""
+        topic, partition = self.partitions()[pick % len(self.partitions())]
+        state = self.reference.partition(topic, partition)
+        assert state is not None
+        low, high = self.reference.profile.alter_partition_versions
+        chosen_version = high - (version % (high - low + 1)) if version % 4 else high
+        leader = state.leader if requester else BROKERS[(requester + 1) % len(BROKERS)]
+        if requester == 7:
+            leader = BROKERS[0]
+        replicas = list(state.replicas)
+        isr = [r for i, r in enumerate(replicas) if not members & (1 << i)]
+        if members & 8 and leader in isr:
+            isr.remove(leader)
+        elif leader not in isr and not members & 16:
+            isr.insert(0, leader)
+        if members & 32:
+            isr.append(next(b for b in (*BROKERS, 5) if b not in replicas))
+        deltas = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, -1, 1)
+        leader_epoch = max(0, state.leader_epoch + deltas[epochs])
+        partition_epoch = max(0, state.partition_epoch + deltas[(epochs * 7) % 16])
+        isr_items: list[Any] = []
+        for position, broker in enumerate(isr):
+            older = self.epoch_captures.get(broker, [])[:-1]
+            if position == member_epochs % max(1, len(isr)) and member_epochs >= 12 and older:
+                isr_items.append([broker, "$" + older[-1]])
+            elif member_epochs in (10, 11):
+                isr_items.append([broker, -1])
+            else:
+                isr_items.append(broker)
+        self.send("alter_partition", {
+            "version": chosen_version, "broker": leader, "topic": topic, "partition": partition,
+            "leader_epoch": leader_epoch, "partition_epoch": partition_epoch, "isr": isr_items,
+            "leader_recovery_state": "RECOVERING" if recovery == 7 else "RECOVERED",
+        })
+
+    @precondition(lambda self: self.partitions())
+    @rule(pick=small, shrink=st.integers(0, 4), version=small, remembered=st.integers(0, 3))
+    def leader_proposes(self, pick: int, shrink: int, version: int, remembered: int) -> None:
+        """The common, well-formed case: the current leader, current epochs, the replica set
+        (an expansion back to full) or the replica set minus one member (a shrink). With
+        `remembered`, members carry the broker epoch the leader last saw from their fetches —
+        an older incarnation's when they re-registered since (the KAFKA-14139 shape)."""
+        topic, partition = self.partitions()[pick % len(self.partitions())]
+        state = self.reference.partition(topic, partition)
+        assert state is not None
+        low, high = self.reference.profile.alter_partition_versions
+        isr: list[Any] = [r for i, r in enumerate(state.replicas) if i != shrink or r == state.leader]
+        if remembered == 3:
+            isr = [[b, "$" + self.epoch_captures[b][-2]] if len(self.epoch_captures.get(b, [])) > 1 else b
+                   for b in isr]
+        self.send("alter_partition", {
+            "version": max(low, high - version % 2), "broker": state.leader, "topic": topic,
+            "partition": partition, "leader_epoch": state.leader_epoch, "partition_epoch": state.partition_epoch,
+            "isr": isr,
+        })
+
+    def teardown(self) -> None:
+        self.context.finish_run(self.run)
+
+
+def rotated(brokers: tuple[int, ...], offset: int, length: int) -> list[int]:
+    start = offset % len(brokers)
+    ordered = brokers[start:] + brokers[:start]
+    if offset // len(brokers) % 2:
+        ordered = ordered[:1] + tuple(reversed(ordered[1:]))
+    return list(ordered[:length])
