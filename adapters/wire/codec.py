@@ -96,9 +96,9 @@ NO_THROTTLE: Final = i32Timedelta.parse(datetime.timedelta(0))
 def encode_request(entity: object, correlation_id: int, client_id: str | None = DEFAULT_CLIENT_ID) -> bytes:
     """Complete request frame (size prefix, header, body) for a kio request entity."""
     entry = classes_of(entity)
+    header_cls = entry.request.__header_schema__
     if type(entity) is not entry.request:
         raise UnsupportedApiError(f"{type(entity).__qualname__} is a response, not a request")
-    header_cls = entry.request.__header_schema__
     try:
         header = header_cls(
             request_api_key=i16(entry.api_key),
@@ -191,10 +191,11 @@ def decode_request(payload: Buffer) -> DecodedRequest:
 def encode_response(entity: object, correlation_id: int) -> bytes:
     """Complete response frame (size prefix, header, body) for a kio response entity."""
     entry = classes_of(entity)
+    header_cls = entry.response.__header_schema__
     if type(entity) is not entry.response:
         raise UnsupportedApiError(f"{type(entity).__qualname__} is a request, not a response")
     try:
-        header = entry.response.__header_schema__(correlation_id=i32(correlation_id))
+        header = header_cls(correlation_id=i32(correlation_id))
     except TypeError as exc:
         raise WireError(f"invalid correlation id {correlation_id}: {exc}") from exc
     return frame(write_entity(header) + write_entity(entity))

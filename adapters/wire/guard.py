@@ -23,7 +23,6 @@ It is not a second codec: it builds no values, and all decoding of values is kio
 from __future__ import annotations
 
 import enum
-import functools
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, fields
@@ -119,8 +118,17 @@ def _primitive_min(field: Field[Any], flexible: bool) -> int:
     return sizes[0] if flexible else sizes[1]
 
 
-@functools.cache
+_PLANS: dict[type[Any], _Plan] = {}
+
+
 def _plan(cls: type[Any]) -> _Plan:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = _make_plan(cls)
+    return plan
+
+
+def _make_plan(cls: type[Any]) -> _Plan:
     flexible = bool(cls.__flexible__)
     is_request_header = cls.__name__ == "RequestHeader"  # kio's own test for client_id's encoding
     untagged: list[_Step] = []
@@ -200,9 +208,7 @@ def _walk_step(step: _Step, flexible: bool, buf: memoryview, offset: int, out: i
         raise WireError(f"field {step.name}: negative array length {count}")
     remaining = len(buf) - end
     if count * step.element_min_size > remaining:
-        raise WireError(
-            f"field {step.name}: array declares {count} elements but only {remaining} bytes remain"
-        )
+        raise WireError(f"field {step.name}: array declares {count} elements but only {remaining} bytes remain")
     if step.kind is _Kind.PRIMITIVE_ARRAY:
         assert step.reader is not None
         _, size = step.reader(buf, offset)  # kio's reader, now with a bounded count
@@ -246,9 +252,7 @@ def _walk_tagged(cls: type[Any], plan: _Plan, buf: memoryview, offset: int, out:
         value = io.BytesIO()
         stop = _walk_step(step, True, buf[:end], offset, value)
         if stop != end:
-            raise WireError(
-                f"{cls.__qualname__}: tagged field {tag} declares {size} bytes, value uses {stop - offset}"
-            )
+            raise WireError(f"{cls.__qualname__}: tagged field {tag} declares {size} bytes, value uses {stop - offset}")
         encoded = value.getvalue()
         kept.append(_uvarint(tag) + _uvarint(len(encoded)) + encoded)
         offset = end
@@ -258,10 +262,15 @@ def _walk_tagged(cls: type[Any], plan: _Plan, buf: memoryview, offset: int, out:
     return offset
 
 
-@functools.cache
+_READERS: dict[type[Any], Callable[[bytes, int], tuple[Any, int]]] = {}
+
+
 def _reader(cls: type[Any]) -> Callable[[bytes, int], tuple[Any, int]]:
     # Note: kio readers return (value, bytes consumed), not (value, new offset).
-    return entity_reader(cls)  # type: ignore[no-any-return]
+    reader = _READERS.get(cls)
+    if reader is None:
+        reader = _READERS[cls] = entity_reader(cls)
+    return reader
 
 
 def read_entity(cls: type[Any], data: Buffer, offset: int = 0) -> tuple[Any, int]:
@@ -283,9 +292,7 @@ def read_entity(cls: type[Any], data: Buffer, offset: int = 0) -> tuple[Any, int
     except Exception as exc:  # kio raises DecodeError subclasses, ValueError, KeyError, ...
         raise WireError(f"cannot decode {cls.__qualname__}: {type(exc).__name__}: {exc}") from exc
     if consumed != len(normalized):
-        raise WireError(
-            f"cannot decode {cls.__qualname__}: kio stopped at byte {consumed} of {len(normalized)}"
-        )
+        raise WireError(f"cannot decode {cls.__qualname__}: kio stopped at byte {consumed} of {len(normalized)}")
     return entity, end
 
 

@@ -12,7 +12,8 @@ A handler is any object with
   ``handle_describe_cluster``, optionally ``handle_api_versions``), each
   ``(request_entity, api_version) -> response_entity``, synchronous.
 
-The server calls handler methods on its single event-loop thread, one request at a time across
+The server reads ``supported_versions()`` once, when it is constructed, and calls handler
+methods on its single event-loop thread, one request at a time across
 all connections, in arrival order per connection.  A handler therefore needs no locking, and its
 state changes are serialised the way the KRaft controller's event queue serialises them
 (controller.md §2.2, §4).  The response must be the kio response class of the same API key and
@@ -27,6 +28,7 @@ defines and answers ApiVersions itself, so a controller adapter only writes the 
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -107,12 +109,35 @@ def build_api_versions_response(
         )
         kwargs["finalized_features_epoch"] = i64(features.finalized_epoch)
         kwargs["finalized_features"] = tuple(
-            finalized_cls(
-                name=name, max_version_level=i16(rng.max_version), min_version_level=i16(rng.min_version)
-            )
+            finalized_cls(name=name, max_version_level=i16(rng.max_version), min_version_level=i16(rng.min_version))
             for name, rng in sorted(features.finalized.items())
         )
     return response_cls(**kwargs)
+
+
+#: Kafka's pattern for ApiVersions v3+ ``client_software_name``/``version`` (KIP-511).
+_SOFTWARE_PATTERN = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def answer_api_versions(
+    request: Any,
+    api_version: int,
+    supported: Mapping[int, VersionRange],
+    features: FeatureSet | None = None,
+) -> Any:
+    """Kafka's answer to a decoded ApiVersions request of a supported version.
+
+    v3+ requests whose ``client_software_name``/``version`` do not match Kafka's pattern get
+    ``INVALID_REQUEST`` with an empty list (``KafkaApis.handleApiVersionsRequest``); otherwise the
+    advertised table.
+    """
+    if api_version >= 3 and not (
+        _SOFTWARE_PATTERN.fullmatch(request.client_software_name)
+        and _SOFTWARE_PATTERN.fullmatch(request.client_software_version)
+    ):
+        kwargs: dict[str, Any] = {"error_code": ErrorCode.invalid_request, "api_keys": (), "throttle_time": NO_THROTTLE}
+        return lookup(API_VERSIONS, api_version).response(**kwargs)
+    return build_api_versions_response(api_version, supported, features)
 
 
 class BaseHandler:
@@ -144,5 +169,4 @@ class BaseHandler:
 
     def handle_api_versions(self, request: Any, api_version: int) -> Any:
         """Answer ApiVersions from :meth:`supported_versions` and :meth:`features`."""
-        del request
-        return build_api_versions_response(api_version, self.supported_versions(), self.features())
+        return answer_api_versions(request, api_version, self.supported_versions(), self.features())

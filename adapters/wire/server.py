@@ -38,7 +38,7 @@ from .codec import (
     unsupported_api_versions_response,
 )
 from .errors import UnsupportedApiError, WireError
-from .handler import HandlerMethod, KafkaHandler, build_api_versions_response, handler_method
+from .handler import HandlerMethod, KafkaHandler, answer_api_versions, handler_method
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +203,9 @@ class KafkaProtocolServer:
             log.info("connection from %s ended: %s", peer, exc)
         except asyncio.CancelledError:
             pass  # server stopping
+        except Exception:  # a bug in this module: still only this connection goes
+            self._handler_errors += 1
+            log.exception("internal error on connection from %s", peer)
         finally:
             self._connections.discard(task)
             writer.close()
@@ -226,8 +229,8 @@ class KafkaProtocolServer:
             except asyncio.IncompleteReadError as exc:
                 raise _Close(f"truncated frame: {len(exc.partial)} of {size} bytes") from None
             response = self._respond(payload)
+            self._answered += 1  # before writing, so a client that got the answer sees the count
             writer.write(response)
-            self._answered += 1
             await writer.drain()
 
     def _respond(self, payload: bytes) -> bytes:
@@ -307,8 +310,7 @@ def _validate_handler(
 
 def _default_api_versions(supported: Mapping[int, VersionRange]) -> HandlerMethod:
     def handle_api_versions(request: Any, api_version: int) -> Any:
-        del request
-        return build_api_versions_response(api_version, supported)
+        return answer_api_versions(request, api_version, supported)
 
     return handle_api_versions
 

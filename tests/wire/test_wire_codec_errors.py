@@ -36,6 +36,8 @@ from adapters.wire.codec import (
 from adapters.wire.errors import FrameSizeError, UnsupportedApiError, WireError
 from adapters.wire.guard import read_entity, write_entity
 
+from .samples import minimal, mutate, valid_payloads
+
 
 def heartbeat_request(version: int = 1) -> object:
     return lookup(BROKER_HEARTBEAT, version).request(
@@ -50,14 +52,14 @@ def uvarint_bytes(value: int) -> bytes:
 
 
 def test_unknown_api_key_is_unsupported_with_correlation_id() -> None:
-    payload = bytes.fromhex("000300000000002affff")  # Metadata: not in the table
+    payload = bytes.fromhex("0003 0000 0000002a ffff")  # Metadata: not in the table
     with pytest.raises(UnsupportedApiError, match="unknown API key 3") as info:
         decode_request(payload)
     assert (info.value.api_key, info.value.correlation_id) == (3, 42)
 
 
 def test_unsupported_version_of_known_key() -> None:
-    payload = bytes.fromhex("0038000900000001ffff00")  # AlterPartition v9
+    payload = bytes.fromhex("0038 0009 00000001 ffff 00")  # AlterPartition v9
     with pytest.raises(UnsupportedApiError, match="version 9") as info:
         decode_request(payload)
     assert (info.value.api_key, info.value.api_version, info.value.correlation_id) == (56, 9, 1)
@@ -66,10 +68,10 @@ def test_unsupported_version_of_known_key() -> None:
 def test_unsupported_api_versions_header_must_still_parse() -> None:
     """A garbage ApiVersions v99 header is closed on, not answered (Kafka parses the header)."""
     with pytest.raises(WireError) as info:
-        decode_request(bytes.fromhex("00120063000000017fff"))  # client_id runs off the end
+        decode_request(bytes.fromhex("0012 0063 00000001 7fff"))  # client_id runs off the end
     assert not isinstance(info.value, UnsupportedApiError)
     with pytest.raises(UnsupportedApiError):
-        decode_request(bytes.fromhex("0012006300000001ffff00") + b"anything")
+        decode_request(bytes.fromhex("0012 0063 00000001 ffff 00") + b"anything")
 
 
 @pytest.mark.parametrize("size", [0, 1, 7])
@@ -81,7 +83,7 @@ def test_short_header(size: int) -> None:
 def test_every_truncation_of_every_request_is_a_wire_error() -> None:
     for spec in API_TABLE.values():
         for entry in spec.versions.values():
-            payload = unframe(encode_request(_minimal(entry.request), 5, "client"))
+            payload = unframe(encode_request(minimal(entry.request), 5, "client"))
             decode_request(payload)
             for cut in range(len(payload)):
                 with pytest.raises(WireError):
@@ -106,15 +108,15 @@ def test_trailing_bytes_are_rejected() -> None:
 
 def test_huge_compact_array_count_is_rejected_not_allocated() -> None:
     """Without guard.py this frame makes kio's Rust reader abort the process (~34 GB request)."""
-    body = bytes.fromhex("000000010000000000000005") + uvarint_bytes(2**32 - 1)
-    header = bytes.fromhex("0038000200000001ffff00")
+    body = bytes.fromhex("00000001 0000000000000005") + uvarint_bytes(2**32 - 1)
+    header = bytes.fromhex("0038 0002 00000001 ffff 00")
     with pytest.raises(WireError, match="array declares 4294967294 elements"):
         decode_request(header + body)
 
 
 def test_huge_legacy_array_count_is_rejected() -> None:
     """Non-flexible arrays (CreateTopics v2) carry an int32 count."""
-    header = bytes.fromhex("0013000200000001ffff")
+    header = bytes.fromhex("0013 0002 00000001 ffff")
     with pytest.raises(WireError, match="array declares 2147483647 elements"):
         decode_request(header + bytes.fromhex("7fffffff"))
     with pytest.raises(WireError, match="negative array length"):
@@ -124,13 +126,13 @@ def test_huge_legacy_array_count_is_rejected() -> None:
 def test_huge_nested_array_count_is_rejected() -> None:
     """A count deep inside an otherwise valid AlterPartition v3 (NewIsrWithEpochs)."""
     body = (
-        bytes.fromhex("00000001ffffffffffffffff02")  # broker, epoch, 1 topic
+        bytes.fromhex("00000001 ffffffffffffffff 02")  # broker, epoch, 1 topic
         + bytes(16)  # topic id
-        + bytes.fromhex("020000000000000001")  # 1 partition, index, leader epoch
+        + bytes.fromhex("02 00000000 00000001")  # 1 partition, index, leader epoch
         + uvarint_bytes(2**31)  # NewIsrWithEpochs count
     )
     with pytest.raises(WireError, match="array declares"):
-        decode_request(bytes.fromhex("0038000300000001ffff00") + body)
+        decode_request(bytes.fromhex("0038 0003 00000001 ffff 00") + body)
 
 
 def test_unknown_tagged_fields_are_skipped_like_kafka_does() -> None:
@@ -145,17 +147,20 @@ def test_unknown_tagged_fields_are_skipped_like_kafka_does() -> None:
 
 
 def test_known_tagged_field_with_wrong_size_is_rejected() -> None:
-    """Tag 1 of ApiVersionsResponse v3 is an int64; a size of 3 would desynchronise offsets."""
+    """Tag 1 of ApiVersionsResponse v3 is an int64.  kio ignores the declared size of a known tag
+    and reads 8 bytes; a size that disagrees would desynchronise the offsets, so it is refused."""
     response_cls = lookup(API_VERSIONS, 3).response
-    body = bytes.fromhex("00000100000000") + uvarint_bytes(1) + bytes.fromhex("0103") + bytes(8)
-    with pytest.raises(WireError, match="declares 3 bytes"):
-        read_entity(response_cls, body)
+    prefix = bytes.fromhex("0000 01 00000000") + uvarint_bytes(1)
+    with pytest.raises(WireError, match="declares 10 bytes, value uses 8"):
+        read_entity(response_cls, prefix + bytes.fromhex("01 0a") + bytes(10))
+    with pytest.raises(WireError, match="BufferUnderflow"):  # value cut at the declared 3 bytes
+        read_entity(response_cls, prefix + bytes.fromhex("01 03") + bytes(8))
 
 
 def test_duplicate_tag_is_rejected() -> None:
     response_cls = lookup(API_VERSIONS, 3).response
-    tag = bytes.fromhex("0108") + bytes(8)
-    body = bytes.fromhex("00000100000000") + uvarint_bytes(2) + tag + tag
+    tag = bytes.fromhex("01 08") + bytes(8)
+    body = bytes.fromhex("0000 01 00000000") + uvarint_bytes(2) + tag + tag
     with pytest.raises(WireError, match="appears twice"):
         read_entity(response_cls, body)
 
@@ -165,7 +170,7 @@ def test_bad_values_are_wire_errors() -> None:
     payload[-3] = 7  # want_fence: not a boolean
     with pytest.raises(WireError, match="cannot decode"):
         decode_request(bytes(payload))
-    response = bytes.fromhex("000000010000000000270f000100")  # error code 9999
+    response = bytes.fromhex("00000001 00 00000000 270f 00 01 00")  # error code 9999
     with pytest.raises(WireError, match="ErrorCode"):
         decode_response(response, BROKER_HEARTBEAT, 0)
 
@@ -224,18 +229,12 @@ def test_api_versions_unsupported_response_is_read_as_v0() -> None:
 
 
 def test_random_mutations_raise_only_wire_errors() -> None:
-    """20 000 bit flips, byte splices and truncations of valid payloads, both directions."""
+    """20 000 bit flips, splices, truncations and hostile counts in valid payloads, both directions."""
     rng = random.Random(20260511)
-    samples: list[tuple[bool, int, int, bytes]] = []
-    for spec in API_TABLE.values():
-        for entry in spec.versions.values():
-            request = unframe(encode_request(_minimal(entry.request), 3, "x"))
-            samples.append((True, entry.api_key, entry.api_version, request))
-            response = unframe(encode_response(_minimal(entry.response), 3))
-            samples.append((False, entry.api_key, entry.api_version, response))
+    samples = valid_payloads()
     for _ in range(20_000):
         is_request, key, version, payload = rng.choice(samples)
-        mutated = _mutate(rng, payload)
+        mutated = mutate(rng, payload)
         try:
             if is_request:
                 decode_request(mutated)
@@ -245,67 +244,10 @@ def test_random_mutations_raise_only_wire_errors() -> None:
             pass
 
 
-def _mutate(rng: random.Random, payload: bytes) -> bytes:
-    data = bytearray(payload)
-    choice = rng.randrange(4)
-    if choice == 0 and data:
-        for _ in range(rng.randint(1, 4)):
-            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
-    elif choice == 1 and data:
-        position = rng.randrange(len(data))
-        data[position : position + rng.randint(1, 5)] = rng.randbytes(rng.randint(1, 5))
-    elif choice == 2:
-        del data[rng.randrange(len(data) + 1) :]
-    else:
-        position = rng.randrange(len(data) + 1)
-        data[position:position] = rng.choice([b"\xff\xff\xff\xff\x0f", b"\x7f\xff\xff\xff", rng.randbytes(3)])
-    return bytes(data)
-
-
-def _minimal(cls: type) -> object:
-    """An instance with one element in every array, so mutations reach nested structures."""
-    from dataclasses import MISSING, fields
-
-    from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField, classify_field
-
-    values: dict[str, object] = {}
-    for field in fields(cls):
-        shape = classify_field(field)
-        kafka_type = field.metadata.get("kafka_type")
-        if isinstance(shape, EntityTupleField):
-            values[field.name] = (_minimal(shape.type_),)
-        elif isinstance(shape, EntityField):
-            values[field.name] = _minimal(shape.type_)
-        elif isinstance(shape, PrimitiveTupleField):
-            values[field.name] = (_primitive(kafka_type),)
-        elif field.default is not MISSING:
-            continue
-        else:
-            values[field.name] = _primitive(kafka_type)
-    return cls(**values)
-
-
-def _primitive(kafka_type: object) -> object:
-    import uuid
-
-    return {
-        "bool": True,
-        "int8": 1,
-        "int16": 1,
-        "uint16": 1,
-        "int32": 1,
-        "int64": 1,
-        "string": "s",
-        "uuid": uuid.UUID(int=1),
-        "error_code": ErrorCode.none,
-        "timedelta_i32": NO_THROTTLE,
-    }[str(kafka_type)]
-
-
 def test_minimal_helper_round_trips() -> None:
     for spec in API_TABLE.values():
         for entry in spec.versions.values():
             for cls in (entry.request, entry.response):
-                entity = _minimal(cls)
+                entity = minimal(cls)
                 assert read_entity(cls, write_entity(entity))[0] == entity, cls
     assert nested_class(lookup(ALTER_PARTITION, 0).request, "TopicData").__module__.startswith("adapters")
