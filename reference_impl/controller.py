@@ -111,11 +111,12 @@ class Controller:
             case PartitionChangeRecord():
                 key = (record.topic, record.partition)
                 self.partitions[key] = merge(self.partitions[key], record)
+                if record.partition == 0 and record.replicas is not None:
+                    self.refresh_topic_rules(record.topic)
             case PartitionRecord():
                 self.partitions[(record.topic, record.partition)] = record.state
                 if record.partition == 0:
-                    topic = record.topic
-                    self.topic_rules[topic] = (self.derive_change_rules(topic), self.derive_election(topic))
+                    self.refresh_topic_rules(record.topic)
             case TopicRecord():
                 self.topic_ids[record.name] = record.topic_id
                 self.topic_names[record.topic_id] = record.name
@@ -155,6 +156,10 @@ class Controller:
         return registration is not None and registration.active
 
     # ------------------------------------------------------------------ rules shared by handlers
+
+    def refresh_topic_rules(self, topic: str) -> None:
+        """Re-derived whenever partition 0's replica set changes (§4.9 reads its current size)."""
+        self.topic_rules[topic] = (self.derive_change_rules(topic), self.derive_election(topic))
 
     def change_rules(self, topic: str) -> ChangeRules:
         return self.topic_rules[topic][0]
