@@ -65,6 +65,8 @@ class Target(ABC):
     levels: frozenset[str] = frozenset({CONTROLLER})
     releases: frozenset[str] | None = None
     """Release profiles it can run; None = any."""
+    unsupported_operations: frozenset[str] = frozenset()
+    """Operations the generator must not send it (e.g. `fail_over_controller` on one controller)."""
 
     @abstractmethod
     def open(self, release: str, config: Mapping[str, Any]) -> None:

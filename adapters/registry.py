@@ -1,15 +1,63 @@
-"""Turn an `--adapter` spec into a `Target` (built-ins; plug-ins are added by the engine issue)."""
+"""Turn an `--adapter` spec into a `Target`.
+
+Four ways: a built-in name (`reference`); a plug-in registered under the entry-point group
+`isrcheck.adapters`; `module:Class` (any importable Target subclass or factory); and
+`exec:COMMAND` (a process speaking docs/exec-protocol.md). In-process plug-ins are wrapped so
+every call has a timeout.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
 from adapters.base import Target
+from adapters.guarded import GuardedTarget
 from adapters.reference import ReferenceTarget
 from isrcheck.usage import UsageError
 
-BUILT_IN = ("reference",)
+BUILT_IN: dict[str, Callable[[], Target]] = {"reference": ReferenceTarget}
+ENTRY_POINT_GROUP = "isrcheck.adapters"
 
 
-def make_target(spec: str) -> Target:
-    if spec == "reference":
-        return ReferenceTarget()
-    raise UsageError(f"unknown adapter {spec!r} (known: {', '.join(BUILT_IN)})")
+def plugin_factories() -> dict[str, Callable[[], Target]]:
+    return {ep.name: ep.load for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_object(path: str) -> Callable[[], Target]:
+    module_name, _, attribute = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UsageError(f"adapter {path!r}: cannot import module {module_name!r}: {error}") from None
+    factory = getattr(module, attribute, None)
+    if factory is None or not callable(factory):
+        raise UsageError(f"adapter {path!r}: module {module_name!r} has no callable {attribute!r}")
+    return factory  # type: ignore[no-any-return]
+
+
+def make_target(spec: str, timeout_s: float = 30.0) -> Target:
+    if spec in BUILT_IN:
+        return BUILT_IN[spec]()
+    if spec.startswith("exec:"):
+        from adapters.exec_target import ExecTarget
+
+        return ExecTarget(spec[len("exec:"):], timeout_s=timeout_s)
+    plugins = plugin_factories()
+    if spec in plugins:
+        return instantiate(spec, plugins[spec](), timeout_s)
+    if ":" in spec:
+        return instantiate(spec, load_object(spec), timeout_s)
+    known = ", ".join([*BUILT_IN, *plugins, "exec:COMMAND", "module:Class"])
+    raise UsageError(f"unknown adapter {spec!r} (known: {known})")
+
+
+def instantiate(spec: str, factory: object, timeout_s: float) -> Target:
+    try:
+        target = factory() if callable(factory) else factory
+    except Exception as error:
+        raise UsageError(f"adapter {spec!r} could not be created: {type(error).__name__}: {error}") from None
+    if not isinstance(target, Target):
+        raise UsageError(f"adapter {spec!r} did not produce an isrcheck Target (got {type(target).__name__})")
+    return GuardedTarget(target, timeout_s)

@@ -15,6 +15,9 @@ from isrcheck.usage import UsageError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.scenario",
+    "isrcheck.commands.run",
+    "isrcheck.commands.replay",
+    "isrcheck.commands.mutants",
 )
 
 
@@ -44,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("isrcheck: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
     return code
 
 

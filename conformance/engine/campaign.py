@@ -47,6 +47,7 @@ class CampaignConfig:
     stop_at_first: bool = True
     differential: bool = True
     batch_size: int = DEFAULT_BATCH
+    timeout_s: float = 30.0
     campaign_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def replay_command(self, batch_seed: int, batch_examples: int) -> str:
@@ -106,12 +107,14 @@ class Worker:
         self.config = config
         self.worker = worker
         self.progress = progress
-        self.spec = TargetSpec(config.adapter, config.mutant)
+        self.spec = TargetSpec(config.adapter, config.mutant, config.timeout_s)
         self.writer = RecordWriter(config.records_dir, config.campaign_id, worker)
         self.result = CampaignResult()
         if self.writer.path is not None:
             self.result.records_files.append(str(self.writer.path))
         self.counter = 0
+        self.make_target = self.spec.factory()
+        self.unsupported = self.make_target().unsupported_operations
 
     def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
                counterexample: FinishedRun | None = None) -> None:
@@ -162,12 +165,11 @@ class Worker:
         """Run one seeded batch; True when the campaign should stop (stop-at-first found)."""
         config = self.config
         batch_seed = config.seed + batch
-        make_target = self.spec.factory()
-        reference = ReferenceTarget
         context = RunContext(
-            make_reference=reference, make_target=make_target, release=config.release, config={},
+            make_reference=ReferenceTarget, make_target=self.make_target, release=config.release, config={},
             on_run=lambda finished: self.record(finished, batch_seed, examples),
             stop_at_first=config.stop_at_first, differential=config.differential,
+            unsupported=self.unsupported,
         )
         machine = type("ControllerCampaign", (ControllerMachine,), {"context": context})
         test = get_state_machine_test(machine, settings=settings(

@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import event
 
-from adapters.base import Target
+from adapters.base import Target, TargetFailure
 from conformance.engine.findings import Finding
 from conformance.engine.pair import PairRun
 from conformance.scenario.model import Step
@@ -60,8 +60,11 @@ class RunContext:
     def start_run(self) -> PairRun:
         reference, target = self.make_reference(), self.make_target()
         reference.open(self.release, self.config)
-        target.open(self.release, self.config)
         run = PairRun(reference, target, self.release, self.differential, self.observes_target)
+        try:
+            target.open(self.release, self.config)
+        except TargetFailure as failure:
+            run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
         self._started[id(run)] = time.time()
         return run
 

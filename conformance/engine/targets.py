@@ -16,6 +16,7 @@ from reference_impl.mutants import CATALOGUE, Mutant
 class TargetSpec:
     adapter: str
     mutant: str | None = None
+    timeout_s: float = 30.0
 
     @property
     def display_name(self) -> str:
@@ -38,5 +39,19 @@ class TargetSpec:
             if controller_class is None:
                 raise UsageError(f"mutant {mutant.id} is {mutant.level}-level; the controller machine cannot run it")
             return lambda: ReferenceTarget(controller_class)
-        make_target(self.adapter)  # fail early on an unknown adapter
-        return lambda: make_target(self.adapter)
+        return SharedTarget(self.adapter, self.timeout_s)
+
+
+class SharedTarget:
+    """One target instance reused across runs (`open` starts a fresh system), rebuilt only after
+    it broke — an external process or a remote cluster is too costly to start per run."""
+
+    def __init__(self, adapter: str, timeout_s: float) -> None:
+        self.adapter = adapter
+        self.timeout_s = timeout_s
+        self.instance: Target = make_target(adapter, timeout_s)
+
+    def __call__(self) -> Target:
+        if getattr(self.instance, "broken", None) is not None:
+            self.instance = make_target(self.adapter, self.timeout_s)
+        return self.instance

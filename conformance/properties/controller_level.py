@@ -5,7 +5,8 @@ observations (so they work without a reference: the black-box figure). Ids from 
   not in controlled shutdown and (v3, epoch ≠ -1) of the stated broker epoch (KIP-841, KIP-903).
 - P-LEAD: stale leaders cannot change state — an accepted change comes from the current leader
   with the current leader and partition epochs; epochs never go backwards.
-- LeaderInIsr: a partition's leader is -1 or a member of its ISR (leader.md §15).
+- LeaderInIsr: a partition's leader is -1 or a member of its ISR (leader.md §15), and an
+  AlterPartition never removes its own sender from the ISR (§2.4 row 8).
 """
 
 from __future__ import annotations
@@ -70,6 +71,25 @@ def stale_change_violation(
     )
 
 
+def leader_dropped_violation(
+    step: int, args: dict[str, Any], before: ControllerObservation, after: ControllerObservation
+) -> Finding | None:
+    """§2.4 row 8: an AlterPartition can never take its own sender out of the ISR while the
+    sender stays a replica (a completed reassignment may remove it from both)."""
+    key = (str(args["topic"]), int(args["partition"]))
+    old, new = before.partitions.get(key), after.partitions.get(key)
+    if not old or not new or not old.get("exists") or new.get("partition_epoch") == old.get("partition_epoch"):
+        return None
+    sender = args["broker"]
+    if sender == old.get("leader") and sender in new.get("replicas", []) and sender not in new.get("isr", []):
+        return Finding(
+            VIOLATION, "alter_partition", step,
+            f"AlterPartition from leader {sender} removed the leader itself from the ISR of {key[0]}-{key[1]}",
+            property="LeaderInIsr", evidence={"request": dict(args), "before": old, "after": new},
+        )
+    return None
+
+
 def state_violations(step: int, op: str, before: ControllerObservation, after: ControllerObservation) -> list[Finding]:
     findings: list[Finding] = []
     for (topic, partition), state in after.partitions.items():
@@ -103,6 +123,7 @@ def check_step(
         for finding in (
             eligibility_violation(step, args, result, before),
             stale_change_violation(step, args, result, before, after),
+            leader_dropped_violation(step, args, before, after),
         ):
             if finding is not None:
                 findings.append(finding)

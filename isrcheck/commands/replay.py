@@ -1,0 +1,67 @@
+"""`isrcheck replay RECORDS.jsonl --run RUN_ID`: re-execute a recorded interleaving step by step
+against the same target (reference side by side), printing both answers and the findings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from adapters.reference import ReferenceTarget
+from conformance.engine.pair import PairRun
+from conformance.engine.targets import TargetSpec
+from conformance.scenario.model import Step
+from isrcheck.usage import UsageError
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser("replay", help="replay a recorded run")
+    parser.add_argument("records", type=Path, help="a .jsonl records file")
+    parser.add_argument("--run", required=True, metavar="RUN_ID", help="the run_id to replay")
+    parser.set_defaults(handler=run)
+
+
+def find_record(path: Path, run_id: str) -> dict[str, Any]:
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict) and record.get("run_id") == run_id:
+                    return record
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read: {error.strerror}") from None
+    raise UsageError(f"{path}: no run {run_id!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    record = find_record(args.records, args.run)
+    counterexample = record.get("counterexample") or {}
+    steps = counterexample.get("steps") or []
+    if not steps:
+        raise UsageError(f"run {args.run} recorded no steps to replay")
+    target = TargetSpec(record["adapter"], record.get("mutant")).factory()()
+    reference = ReferenceTarget()
+    release = record["release"]
+    reference.open(release, {})
+    target.open(release, {})
+    pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
+    pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
+                                   for p in range(len(s["args"]["assignment"]))}))
+    for entry in steps:
+        step = Step(int(entry["index"]), entry["op"], dict(entry["args"]), None, dict(entry.get("as", {})), None)
+        findings = pair.step(step)
+        trace = pair.trace[-1]
+        print(f"{trace.index:>3} {trace.src} → {trace.dst}: {trace.op} {json.dumps(trace.args)}")
+        print(f"      reference: {json.dumps(trace.reference)}")
+        if trace.target != trace.reference:
+            print(f"      target:    {json.dumps(trace.target)}")
+        for finding in findings:
+            print(f"FOUND {finding.signature}: {finding.message}")
+        if findings:
+            return 1
+    print("the recorded finding did not reproduce")
+    return 0

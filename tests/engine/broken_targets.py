@@ -1,0 +1,31 @@
+"""Targets that misbehave on purpose, loaded by tests through the `module:Class` adapter path."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.base import Args, Result
+from adapters.reference import ReferenceTarget
+
+
+class HangingTarget(ReferenceTarget):
+    """Answers normally, then hangs on its first AlterPartition."""
+
+    def execute(self, op: str, args: Args) -> Result:
+        if op == "alter_partition":
+            time.sleep(30)
+        return super().execute(op, args)
+
+
+class ExplodingTarget(ReferenceTarget):
+    """Raises on its first controlled shutdown, like a buggy plug-in."""
+
+    def execute(self, op: str, args: Args) -> Result:
+        if op == "controlled_shutdown":
+            raise RuntimeError("plug-in bug")
+        return super().execute(op, args)
+
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        super().open(release, config)

@@ -1,0 +1,145 @@
+"""The engine: the reference against itself finds nothing; every controller-level mutant is
+found within a small budget with the signature naming the right property or field; negative
+controls are not flagged; seeds reproduce; plug-ins that hang or crash become outcomes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.engine.campaign import CampaignConfig, run_campaign
+from reference_impl.mutants import CATALOGUE
+
+# (mutant, what its first finding's signature must name) — from the mutant's faulty rule, not
+# from running it: B01/B02 admit an ineligible member (P-ELIG); D12 drops the sender (LeaderInIsr);
+# D1 lets a stale request through, which the reference refuses (an error divergence); B21 answers
+# FENCED_LEADER_EPOCH where Kafka answers NOT_CONTROLLER; B14 elects outside the ISR (the
+# partition's leader or ISR differs); B04 forgets in-controlled-shutdown on fail-over.
+EXPECTED = {
+    "B01": ("P-ELIG", None),
+    "B02": ("P-ELIG", None),
+    "D12": ("LeaderInIsr", "error"),
+    "D1": ("P-LEAD", "error"),
+    "B21": (None, "error"),
+    "B14": (None, "partition."),
+    "B04": (None, "broker.in_controlled_shutdown"),
+}
+
+
+def campaign(**overrides: object) -> CampaignConfig:
+    values: dict[str, object] = {"examples": 150, "steps": 40, "seed": 11}
+    values.update(overrides)
+    return CampaignConfig(**values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("release", ["3.3", "3.7", "4.1"])
+def test_reference_against_itself_finds_nothing(release: str) -> None:
+    result = run_campaign(campaign(release=release, examples=60))
+    assert result.runs >= 60
+    assert not result.signatures, result.examples
+
+
+@pytest.mark.parametrize("mutant", sorted(EXPECTED))
+def test_every_controller_mutant_is_found_with_the_right_signature(mutant: str) -> None:
+    result = run_campaign(campaign(mutant=mutant, examples=400))
+    assert result.signatures, f"{mutant} was not found"
+    prop, field = EXPECTED[mutant]
+    names = " ".join(result.signatures)
+    assert (prop is not None and f":{prop}:" in names) or (field is not None and f":{field}" in names), names
+    for example in result.examples.values():
+        assert example["replay"] is not None and "--seed" in example["replay"]
+
+
+@pytest.mark.parametrize("mutant", ["B01", "B02", "D1", "D12"])
+def test_properties_alone_find_the_safety_mutants(mutant: str) -> None:
+    result = run_campaign(campaign(mutant=mutant, examples=400, differential=False))
+    assert all(s.startswith("violation:") for s in result.signatures)
+    assert any(f":{EXPECTED[mutant][0]}:" in s for s in result.signatures), dict(result.signatures)
+
+
+def test_negative_controls_are_not_flagged() -> None:
+    controls = [m.id for m in CATALOGUE.values() if m.negative_control and m.controller_class is not None]
+    assert controls
+    for mutant in controls:
+        result = run_campaign(campaign(mutant=mutant, examples=200))
+        assert not result.signatures, (mutant, result.examples)
+
+
+def test_the_replay_command_reproduces_the_same_shrunk_counterexample(tmp_path: Path) -> None:
+    first = run_campaign(campaign(mutant="B02", records_dir=tmp_path / "a"))
+    replay = next(iter(first.examples.values()))["replay"]
+    args = dict(zip(replay.split()[2::2], replay.split()[3::2], strict=False))
+    again = run_campaign(campaign(mutant="B02", seed=int(args["--seed"]), examples=int(args["--examples"]),
+                                  records_dir=tmp_path / "b"))
+    assert again.signatures == first.signatures
+
+    def counterexamples(directory: Path) -> list[list[dict[str, object]]]:
+        records = [json.loads(line) for f in directory.glob("*.jsonl") for line in f.read_text().splitlines()]
+        return [[(s["op"], s["args"]) for s in r["counterexample"]["steps"]] for r in records if r["findings"]]
+
+    assert counterexamples(tmp_path / "a") == counterexamples(tmp_path / "b")
+
+
+def test_records_have_the_documented_shape(tmp_path: Path) -> None:
+    result = run_campaign(campaign(mutant="B02", records_dir=tmp_path, stop_at_first=False, examples=40))
+    lines = [json.loads(line) for f in tmp_path.glob("*.jsonl") for line in f.read_text().splitlines()]
+    assert len(lines) == result.runs
+    required = {"schema", "run_id", "campaign_id", "started_at", "seed", "adapter", "target", "release", "mutant",
+                "level", "differential", "steps", "duration_s", "outcome", "findings", "counterexample", "replay"}
+    for record in lines:
+        assert required <= set(record)
+        assert record["schema"] == "isrcheck.run/1"
+        assert record["outcome"] in ("pass", "finding")
+        for finding in record["findings"]:
+            assert finding["signature"].startswith(finding["kind"] + ":" + finding["operation"] + ":")
+    assert len({r["run_id"] for r in lines}) == len(lines)
+    collected = [r for r in lines if r["findings"]]
+    assert collected and all(r["replay"].startswith("isrcheck replay ") for r in collected)
+
+
+def test_a_hanging_plugin_is_a_timeout_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    result = run_campaign(campaign(adapter="broken_targets:HangingTarget", examples=3, timeout_s=0.5))
+    assert result.outcomes["timeout"] >= 1
+    assert any(s.startswith("timeout:alter_partition") for s in result.signatures)
+
+
+def test_a_raising_plugin_is_a_crash_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    result = run_campaign(campaign(adapter="broken_targets:ExplodingTarget", examples=30))
+    assert any(s.startswith("crash:controlled_shutdown") for s in result.signatures), dict(result.signatures)
+
+
+def test_exec_plugin_runs_the_reference_and_finds_a_mutant() -> None:
+    clean = run_campaign(campaign(adapter="exec:python -m adapters.stdio_reference", examples=15, steps=20))
+    assert clean.runs >= 15 and not clean.signatures
+    mutant = run_campaign(campaign(adapter="exec:python -m adapters.stdio_reference --mutant B02", examples=300))
+    assert any(":P-ELIG:" in s for s in mutant.signatures)
+
+
+def test_exec_plugin_that_dies_is_a_crash_outcome(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text(
+        "import sys, json\n"
+        "for n, line in enumerate(sys.stdin):\n"
+        "    req = json.loads(line)\n"
+        "    if req['method'] == 'execute':\n"
+        "        sys.exit(3)\n"
+        "    res = {'protocol': 'isrcheck.exec/1', 'name': 'dies'} if req['method'] == 'describe' else "
+        "({'registered': False, 'broker_epoch': -1} if req['method'] == 'observe' else {'error': 'NONE'})\n"
+        "    print(json.dumps({'id': req['id'], 'result': res}), flush=True)\n"
+    )
+    import sys
+
+    result = run_campaign(campaign(adapter=f"exec:{sys.executable} {script}", examples=2, steps=5))
+    assert any(s.startswith("crash:register_broker") for s in result.signatures), dict(result.signatures)
+    assert "exit code 3" in next(iter(result.examples.values()))["message"]
+
+
+def test_workers_split_the_campaign_and_write_one_file_each(tmp_path: Path) -> None:
+    result = run_campaign(campaign(examples=50, workers=2, records_dir=tmp_path))
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert len(files) == 2
+    assert sum(len(f.read_text().splitlines()) for f in files) == result.runs >= 50
