@@ -27,23 +27,25 @@ class Mutant:
         }
 
 
-def _controller(mutant_id: str, source: str, breaks: tuple[str, ...], cls: type[Controller],
-                negative_control: bool = False) -> Mutant:
-    title = (cls.__doc__ or cls.__name__).split(":", 1)[-1].strip().split("\n")[0].rstrip(".")
-    return Mutant(mutant_id, title, source, breaks, "controller", cls, negative_control)
-
-
 CATALOGUE: dict[str, Mutant] = {
     m.id: m
     for m in (
-        _controller("B01", "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK"), cm.IgnoresMemberBrokerEpochs),
-        _controller("B02", "KAFKA-13916 / KIP-841", ("P-ELIG",), cm.AcceptsFencedAndShuttingDown),
-        _controller("B04", "KIP-841 part 1", ("P-ELIG", "P-LIVE"), cm.ForgetsControlledShutdownOnFailOver),
-        _controller("B14", "KIP-106 / KAFKA-4623", ("P-ACK",), cm.AlwaysUnclean),
-        _controller("B21", "KAFKA-14154", ("P-LIVE",), cm.StaleControllerErrors),
-        _controller("D1", "bugs.md appendix 1", ("P-ELIG", "P-HWV", "P-LEAD"), cm.NoPartitionEpochCheck),
-        _controller("D12", "bugs.md appendix 12", ("LeaderInIsr",), cm.AcceptsIsrWithoutLeader),
-        _controller("N1", "negative control", (), cm.CounterBrokerEpochs, negative_control=True),
+        Mutant("B01", "controller ignores the ISR members' broker epochs (no KIP-903 check)",
+               "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK"), "controller", cm.IgnoresMemberBrokerEpochs),
+        Mutant("B02", "controller accepts a fenced or shutting-down broker into the ISR",
+               "KAFKA-13916 / KIP-841", ("P-ELIG",), "controller", cm.AcceptsFencedAndShuttingDown),
+        Mutant("B04", "controlled-shutdown state lost on controller fail-over",
+               "KIP-841 part 1", ("P-ELIG", "P-LIVE"), "controller", cm.ForgetsControlledShutdownOnFailOver),
+        Mutant("B14", "automatic elections may pick a replica outside the ISR (unclean)",
+               "KIP-106 / KAFKA-4623", ("P-ACK",), "controller", cm.AlwaysUnclean),
+        Mutant("B21", "epochs ahead of the controller answered as fenced, not NOT_CONTROLLER",
+               "KAFKA-14154", ("P-LIVE",), "controller", cm.StaleControllerErrors),
+        Mutant("D1", "AlterPartition accepted without the partition-epoch compare-and-set",
+               "bugs.md appendix 1", ("P-ELIG", "P-HWV", "P-LEAD"), "controller", cm.NoPartitionEpochCheck),
+        Mutant("D12", "controller lets the leader drop itself from the ISR",
+               "bugs.md appendix 12", ("LeaderInIsr",), "controller", cm.AcceptsIsrWithoutLeader),
+        Mutant("N1", "broker epochs from a private counter instead of log offsets (allowed)",
+               "negative control", (), "controller", cm.CounterBrokerEpochs, negative_control=True),
     )
 }
 
