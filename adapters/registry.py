@@ -9,15 +9,49 @@ every call has a timeout.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
+from typing import Any
 
-from adapters.base import Target
+from adapters.base import CLUSTER, CONTROLLER, Args, Result, Target
 from adapters.guarded import GuardedTarget
 from adapters.reference import ReferenceTarget
+from adapters.reference_cluster import ReferenceClusterTarget
 from isrcheck.usage import UsageError
 
-BUILT_IN: dict[str, Callable[[], Target]] = {"reference": ReferenceTarget}
+
+class LevelDispatch(Target):
+    """One target per scenario level: the scenario runner calls `select_level` before `open`, and
+    every call goes to the target of that level (docs/cluster-scenarios.md)."""
+
+    def __init__(self, name: str, targets: Mapping[str, Target]) -> None:
+        self.name = name
+        self.targets = dict(targets)
+        self.levels = frozenset(self.targets)
+        self.current = self.targets[CONTROLLER] if CONTROLLER in self.targets else next(iter(self.targets.values()))
+
+    def select_level(self, level: str) -> None:
+        self.current = self.targets[level]
+
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        self.current.open(release, config)
+
+    def execute(self, op: str, args: Args) -> Result:
+        return self.current.execute(op, args)
+
+    def observe(self, what: str, args: Args) -> Result:
+        return self.current.observe(what, args)
+
+    def close(self) -> None:
+        self.current.close()
+
+
+def reference_targets() -> Target:
+    """`reference`: the reference controller for controller scenarios, the cluster model for cluster ones."""
+    return LevelDispatch("reference", {CONTROLLER: ReferenceTarget(), CLUSTER: ReferenceClusterTarget()})
+
+
+BUILT_IN: dict[str, Callable[[], Target]] = {"reference": reference_targets}
 ENTRY_POINT_GROUP = "isrcheck.adapters"
 
 

@@ -46,7 +46,8 @@ def serve(target: ReferenceTarget, name: str) -> None:
         except UnsupportedConfiguration as error:
             sys.stdout.write(reply_line(request_id, error={"kind": "unsupported_configuration", "message": str(error)}))
         except Exception as error:
-            sys.stdout.write(reply_line(request_id, error={"kind": "failure", "message": f"{type(error).__name__}: {error}"}))
+            failure = {"kind": "failure", "message": f"{type(error).__name__}: {error}"}
+            sys.stdout.write(reply_line(request_id, error=failure))
         sys.stdout.flush()
 
 

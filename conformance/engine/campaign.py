@@ -127,7 +127,8 @@ class Worker:
             if counterexample is not None:
                 replay = config.replay_command(batch_seed, batch_examples)
             elif config.records_dir is not None:
-                replay = f"isrcheck replay {self.writer.path} --run {config.campaign_id}-w{self.worker}-{self.counter:06d}"
+                run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
+                replay = f"isrcheck replay {self.writer.path} --run {run_id}"
         record = {
             "schema": SCHEMA,
             "run_id": f"{config.campaign_id}-w{self.worker}-{self.counter:06d}",

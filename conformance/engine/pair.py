@@ -86,7 +86,7 @@ class PairRun:
             return []
         index = len(self.trace) + 1
         src, dst = actors(step.op, step.args)
-        ref_args, ref_result = self.ref_session.run_resolved(step)
+        _, ref_result = self.ref_session.run_resolved(step)
         self.ref_session.capture(step, ref_result)
         trace = TraceStep(index, step.op, dict(step.args), src, dst, ref_result, None, dict(step.captures))
         self.trace.append(trace)

@@ -32,16 +32,13 @@ class ControllerMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.run = self.context.start_run()
+        controller = getattr(self.run.reference, "controller", None)
+        assert isinstance(controller, Controller)
+        self.reference = controller
         self.incarnations: dict[int, int] = {}
         self.epoch_captures: dict[int, list[str]] = {b: [] for b in BROKERS}
 
     # -- reference state (the only thing draws may depend on) ------------------------------------
-
-    @property
-    def reference(self) -> Controller:
-        controller = getattr(self.run.reference, "controller", None)
-        assert isinstance(controller, Controller)
-        return controller
 
     def registered(self) -> list[int]:
         return sorted(self.reference.brokers)
@@ -77,7 +74,7 @@ class ControllerMachine(RuleBasedStateMachine):
         if registration is not None and registration.incarnation == f"label-{label}":
             self.epoch_captures[broker].append(name)
 
-    @precondition(lambda self: self.registered())
+    @precondition(lambda self: self.reference.brokers)
     @rule(pick=small)
     def restart_broker(self, pick: int) -> None:
         """A broker process restarts: its session expires, a new incarnation registers and
@@ -88,15 +85,17 @@ class ControllerMachine(RuleBasedStateMachine):
         self.register_broker(broker, same=False, clean=False)
         self.send("unfence_broker", {"broker": broker})
 
-    @precondition(lambda self: self.registered())
+    @precondition(lambda self: self.reference.brokers)
     @rule(pick=small)
     def unfence_broker(self, pick: int) -> None:
         brokers = self.registered()
         self.send("unfence_broker", {"broker": brokers[pick % len(brokers)]})
 
-    @precondition(lambda self: self.registered())
-    @rule(pick=small, flags=st.integers(0, 7), stale=st.integers(0, 3))
-    def heartbeat(self, pick: int, flags: int, stale: int) -> None:
+    @precondition(lambda self: self.reference.brokers)
+    @rule(choice=st.integers(0, 2**10 - 1))
+    def heartbeat(self, choice: int) -> None:
+        """Packed: broker, WantFence, WantShutDown, not caught up, an older incarnation's epoch."""
+        pick, flags, stale = bits(choice, 0, 5), bits(choice, 5, 3), bits(choice, 8, 2)
         brokers = self.registered()
         broker = brokers[pick % len(brokers)]
         args: dict[str, Any] = {
@@ -108,13 +107,13 @@ class ControllerMachine(RuleBasedStateMachine):
             args["broker_epoch"] = "$" + older[-1]
         self.send("heartbeat", args)
 
-    @precondition(lambda self: self.registered())
+    @precondition(lambda self: self.reference.brokers)
     @rule(pick=small)
     def fence_broker(self, pick: int) -> None:
         brokers = self.registered()
         self.send("fence_broker", {"broker": brokers[pick % len(brokers)]})
 
-    @precondition(lambda self: self.registered())
+    @precondition(lambda self: self.reference.brokers)
     @rule(pick=small)
     def controlled_shutdown(self, pick: int) -> None:
         brokers = self.registered()
@@ -139,14 +138,14 @@ class ControllerMachine(RuleBasedStateMachine):
             if (topic, p) not in self.run.partitions:
                 self.run.partitions.append((topic, p))
 
-    @precondition(lambda self: self.partitions())
+    @precondition(lambda self: self.reference.partitions)
     @rule(pick=small, unclean=st.booleans())
     def elect_leaders(self, pick: int, unclean: bool) -> None:
         topic, partition = self.partitions()[pick % len(self.partitions())]
         self.send("elect_leaders", {"type": "unclean" if unclean else "preferred",
                                     "partitions": [[topic, partition]]})
 
-    @precondition(lambda self: self.partitions())
+    @precondition(lambda self: self.reference.partitions)
     @rule(pick=small, replication=st.integers(1, 3), order=small)
     def reassign(self, pick: int, replication: int, order: int) -> None:
         topic, partition = self.partitions()[pick % len(self.partitions())]
@@ -155,32 +154,34 @@ class ControllerMachine(RuleBasedStateMachine):
 
     # -- AlterPartition, valid and adversarial ---------------------------------------------------
 
-    @precondition(lambda self: self.partitions())
-    @rule(
-        pick=small, version=small, requester=st.integers(0, 7), members=st.integers(0, 63),
-        epochs=st.integers(0, 15), member_epochs=st.integers(0, 15), recovery=st.integers(0, 7),
-    )
-    def alter_partition(
-        self, pick: int, version: int, requester: int, members: int, epochs: int, member_epochs: int,
-        recovery: int,
-    ) -> None:
-        """Mostly well-formed requests from the leader; the low bits of each draw add the
-        adversarial variants: another requester, stale/ahead epochs, foreign or missing
-        members, stale KIP-903 epochs, RECOVERING."""
-        topic, partition = self.partitions()[pick % len(self.partitions())]
+    @precondition(lambda self: self.reference.partitions)
+    @rule(choice=st.integers(0, 2**26 - 1))
+    def alter_partition(self, choice: int) -> None:
+        """One packed draw (Hypothesis pays per draw; shrinking a packed integer towards 0 moves
+        every field towards its plain value): 0 is a well-formed request from the leader with the
+        current epochs and the full replica set. Non-zero fields add the adversarial variants:
+        another requester, older or newer epochs, missing or foreign members, the leader left
+        out, stale KIP-903 member epochs or -1, RECOVERING."""
+        pick, version, requester = bits(choice, 0, 4), bits(choice, 4, 2), bits(choice, 6, 3)
+        members, epochs = bits(choice, 9, 6), bits(choice, 15, 4)
+        member_epochs, recovery = bits(choice, 19, 4), bits(choice, 23, 3)
+        keys = self.partitions()
+        topic, partition = keys[pick % len(keys)]
         state = self.reference.partition(topic, partition)
         assert state is not None
         low, high = self.reference.profile.alter_partition_versions
-        chosen_version = high - (version % (high - low + 1)) if version % 4 else high
-        leader = state.leader if requester else BROKERS[(requester + 1) % len(BROKERS)]
-        if requester == 7:
-            leader = BROKERS[0]
+        chosen_version = max(low, high - version)
+        sender = state.leader
+        if requester == 6:
+            sender = next(b for b in BROKERS if b != state.leader)
+        elif requester == 7:
+            sender = BROKERS[0]
         replicas = list(state.replicas)
-        isr = [r for i, r in enumerate(replicas) if not members & (1 << i)]
-        if members & 8 and leader in isr:
-            isr.remove(leader)
-        elif leader not in isr and not members & 16:
-            isr.insert(0, leader)
+        isr: list[int] = [r for i, r in enumerate(replicas) if not members & (1 << i)]
+        if members & 8 and sender in isr:
+            isr.remove(sender)
+        elif sender not in isr and not members & 16:
+            isr.insert(0, sender)
         if members & 32:
             isr.append(next(b for b in (*BROKERS, 5) if b not in replicas))
         deltas = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, -1, 1)
@@ -189,25 +190,27 @@ class ControllerMachine(RuleBasedStateMachine):
         isr_items: list[Any] = []
         for position, broker in enumerate(isr):
             older = self.epoch_captures.get(broker, [])[:-1]
-            if position == member_epochs % max(1, len(isr)) and member_epochs >= 12 and older:
+            if member_epochs >= 12 and position == member_epochs % max(1, len(isr)) and older:
                 isr_items.append([broker, "$" + older[-1]])
             elif member_epochs in (10, 11):
                 isr_items.append([broker, -1])
             else:
                 isr_items.append(broker)
         self.send("alter_partition", {
-            "version": chosen_version, "broker": leader, "topic": topic, "partition": partition,
+            "version": chosen_version, "broker": sender, "topic": topic, "partition": partition,
             "leader_epoch": leader_epoch, "partition_epoch": partition_epoch, "isr": isr_items,
             "leader_recovery_state": "RECOVERING" if recovery == 7 else "RECOVERED",
         })
 
-    @precondition(lambda self: self.partitions())
-    @rule(pick=small, shrink=st.integers(0, 4), version=small, remembered=st.integers(0, 3))
-    def leader_proposes(self, pick: int, shrink: int, version: int, remembered: int) -> None:
+    @precondition(lambda self: self.reference.partitions)
+    @rule(choice=st.integers(0, 2**12 - 1))
+    def leader_proposes(self, choice: int) -> None:
         """The common, well-formed case: the current leader, current epochs, the replica set
         (an expansion back to full) or the replica set minus one member (a shrink). With
         `remembered`, members carry the broker epoch the leader last saw from their fetches —
         an older incarnation's when they re-registered since (the KAFKA-14139 shape)."""
+        pick, shrink, version = bits(choice, 0, 4), bits(choice, 4, 3), bits(choice, 7, 1)
+        remembered = bits(choice, 8, 2)
         topic, partition = self.partitions()[pick % len(self.partitions())]
         state = self.reference.partition(topic, partition)
         assert state is not None
@@ -217,13 +220,17 @@ class ControllerMachine(RuleBasedStateMachine):
             isr = [[b, "$" + self.epoch_captures[b][-2]] if len(self.epoch_captures.get(b, [])) > 1 else b
                    for b in isr]
         self.send("alter_partition", {
-            "version": max(low, high - version % 2), "broker": state.leader, "topic": topic,
+            "version": max(low, high - version), "broker": state.leader, "topic": topic,
             "partition": partition, "leader_epoch": state.leader_epoch, "partition_epoch": state.partition_epoch,
             "isr": isr,
         })
 
     def teardown(self) -> None:
         self.context.finish_run(self.run)
+
+
+def bits(value: int, offset: int, width: int) -> int:
+    return (value >> offset) & ((1 << width) - 1)
 
 
 def rotated(brokers: tuple[int, ...], offset: int, length: int) -> list[int]:

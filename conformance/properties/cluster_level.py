@@ -165,7 +165,7 @@ def p_elig(observation: ClusterObservation, history: History) -> list[Violation]
             continue
         if admission.process_epoch != admission.registered_epoch:
             reason = f"the running incarnation has epoch {admission.process_epoch}"
-        elif not admission.caught_up:
+        elif admission.caught_up is False:
             reason = "its running incarnation had not caught up with the leader"
         else:
             continue

@@ -35,11 +35,15 @@ class PropertyMonitor:
         return new
 
     def check_liveness(
-        self, cluster: Cluster, restart: bool = False, stable_ms: int | None = None, probe: bool = True
+        self, cluster: Cluster, restart: bool = False, stable_ms: int | None = None, probe: bool = True,
+        max_ms: int | None = None,
     ) -> list[Violation]:
         """Heal the cluster (`Cluster.heal`) and check P-LIVE once it has held for `stable_ms`
-        (or the budget ran out)."""
-        cluster.heal(restart=restart, until=lambda: not p_live(cluster.observe()), stable_ms=stable_ms, probe=probe)
+        (or the budget `max_ms` ran out)."""
+        cluster.heal(
+            restart=restart, until=lambda: not p_live(cluster.observe()), stable_ms=stable_ms, probe=probe,
+            max_ms=max_ms,
+        )
         observation = cluster.observe()
         self.observe(observation)
         found = p_live(observation, self.history)

@@ -90,7 +90,7 @@ class Session:
         args = self.resolve(step)
         spec = OPERATIONS[step.op]
         if spec.is_check:
-            what = "partition" if step.op == "check_partition" else "broker"
+            what = spec.observes or ("partition" if step.op == "check_partition" else "broker")
             result = self.target.observe(what, args)
         else:
             result = self.target.execute(step.op, args)
@@ -110,7 +110,9 @@ def same(field: str, expected: Any, actual: Any) -> bool:
 def expectations(step: Step, session: Session) -> dict[str, Any]:
     spec = OPERATIONS[step.op]
     if spec.is_check:
-        return {k: session.value(v) for k, v in step.args.items() if k in spec.results and k not in spec.args}
+        named = {k: session.value(v) for k, v in step.args.items() if k in spec.results and k not in spec.args}
+        named.update({k: session.value(v) for k, v in (step.expect or {}).items()})
+        return named or default_expectation(step.op)
     if step.expect is None:
         return default_expectation(step.op)
     return {k: session.value(v) for k, v in step.expect.items()}
@@ -130,6 +132,9 @@ def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioRe
     reason = skip_reason(scenario, target, release)
     if reason is not None:
         return ScenarioResult(scenario, "skipped", reason)
+    select_level = getattr(target, "select_level", None)
+    if select_level is not None:
+        select_level(scenario.level)
     try:
         target.open(release, scenario.config)
     except UnsupportedConfiguration as error:

@@ -19,6 +19,10 @@ class Operation:
     results: dict[str, str] = field(default_factory=dict)
     """result field → kind (what `expect` and `as` may name)."""
     is_check: bool = False
+    observes: str | None = None
+    """For a check: what it reads through `Target.observe` (default: `partition` / `broker`)."""
+    expects: dict[str, object] | None = None
+    """What a step expects when it names nothing (default: `error: NONE` where there is an error)."""
 
 
 HEARTBEAT_RESULTS = {"error": "error", "is_caught_up": "bool", "is_fenced": "bool", "should_shut_down": "bool"}
@@ -79,21 +83,86 @@ OPERATIONS: dict[str, Operation] = {
         {"topic": ("str", REQUIRED), "partition": ("int", 0), "replicas": ("ints", REQUIRED)},
         {"error": "error"},
     ),
-    "fail_over_controller": Operation("controller", {}, {}),
+    "fail_over_controller": Operation("controller", {"zombie": ("bool", False)}, {}),
     "check_partition": Operation(
         "controller", {"topic": ("str", REQUIRED), "partition": ("int", 0)}, PARTITION_RESULTS, is_check=True
     ),
     "check_broker": Operation("controller", {"broker": ("int", REQUIRED)}, BROKER_RESULTS, is_check=True),
 }
 
+SELECTOR_ARGS: dict[str, tuple[str, object]] = {"kind": ("str", None), "from": ("label", None), "to": ("label", None)}
+"""Which in-flight messages a network operation means (docs/cluster-scenarios.md, Messages)."""
+LEADER_RESULTS = {
+    "leader": "int", "role": "str", "leader_epoch": "int", "partition_epoch": "int", "isr": "ints",
+    "maximal_isr": "ints", "pending": "str", "proposed_isr": "ints", "hw": "int", "leo": "int",
+    "epoch_start_offset": "int",
+}
+REPLICA_RESULTS = {
+    "role": "str", "leader": "int", "leader_epoch": "int", "partition_epoch": "int", "hw": "int", "leo": "int",
+    "epochs": "ints", "status": "str", "broker_epoch": "int", "metadata_offset": "int",
+}
+
+CLUSTER_OPERATIONS: dict[str, Operation] = {
+    "produce": Operation(
+        "cluster",
+        {"topic": ("str", REQUIRED), "partition": ("int", 0), "acks": ("label", "all"), "records": ("int", 1),
+         "to": ("int", None)},
+        {"error": "error", "offset": "int", "request": "int", "status": "str"},
+    ),
+    "fetch": Operation("cluster", {"broker": ("int", REQUIRED), "leader": ("int", None)}, {"sent": "int"}),
+    "deliver": Operation("cluster", {**SELECTOR_ARGS, "count": ("int", None)}, {"delivered": "int"}),
+    "hold": Operation("cluster", dict(SELECTOR_ARGS), {"held": "int"}),
+    "release": Operation("cluster", dict(SELECTOR_ARGS), {"held": "int"}),
+    "drop": Operation("cluster", {**SELECTOR_ARGS, "count": ("int", None)}, {"dropped": "int"}),
+    "duplicate": Operation("cluster", {**SELECTOR_ARGS, "count": ("int", None)}, {"duplicated": "int"}),
+    "tick": Operation("cluster", {"ms": ("int", REQUIRED)}, {"now_ms": "int"}),
+    "crash": Operation("cluster", {"broker": ("int", REQUIRED), "lose": ("str", "none")}, {}),
+    "restart": Operation("cluster", {"broker": ("int", REQUIRED)}, {"registered": "bool", "broker_epoch": "int"}),
+    "lag_metadata": Operation("cluster", {"broker": ("int", REQUIRED)}, {"metadata_offset": "int"}),
+    "sync_metadata": Operation(
+        "cluster", {"broker": ("int", REQUIRED), "offset": ("int", None)}, {"metadata_offset": "int"}
+    ),
+    "flush": Operation("cluster", {"broker": ("int", REQUIRED)}, {}),
+    "heal": Operation(
+        "cluster", {"restart": ("bool", False), "probe": ("bool", False), "ms": ("int", None)}, {"live": "str"},
+        expects={"live": "holds"},
+    ),
+    "check_property": Operation(
+        "cluster", {"name": ("str", REQUIRED)}, {"status": "str", "violations": "int"}, is_check=True,
+        observes="property", expects={"status": "holds"},
+    ),
+    "check_leader": Operation(
+        "cluster", {"topic": ("str", REQUIRED), "partition": ("int", 0), "broker": ("int", None)}, LEADER_RESULTS,
+        is_check=True, observes="leader",
+    ),
+    "check_replica": Operation(
+        "cluster", {"broker": ("int", REQUIRED), "topic": ("str", REQUIRED), "partition": ("int", 0)},
+        REPLICA_RESULTS, is_check=True, observes="replica",
+    ),
+    "check_produce": Operation(
+        "cluster", {"request": ("int", REQUIRED)}, {"status": "str", "error": "error", "offset": "int"},
+        is_check=True, observes="produce",
+    ),
+    "check_messages": Operation(
+        "cluster", dict(SELECTOR_ARGS), {"count": "int", "held": "int"}, is_check=True, observes="messages",
+    ),
+}
+"""Cluster-level operations (docs/cluster-scenarios.md). Controller-level operations also run in
+cluster scenarios, against the cluster's controller or through its brokers (same doc)."""
+OPERATIONS.update(CLUSTER_OPERATIONS)
+
 SET_FIELDS = frozenset({"elr", "last_known_elr"})
 """scenario-format.md: these compare as sets; every other list compares in order."""
 
 
-def default_expectation(op: str) -> dict[str, str]:
-    """scenario-format.md: `alter_partition` expects both errors NONE; others `error: NONE` if they have one."""
+def default_expectation(op: str) -> dict[str, object]:
+    """scenario-format.md: `alter_partition` expects both errors NONE; others `error: NONE` if they
+    have one, or what the operation declares (`Operation.expects`)."""
     if op == "alter_partition":
         return {"top_level_error": "NONE", "error": "NONE"}
-    if "error" in OPERATIONS[op].results and not OPERATIONS[op].is_check:
+    spec = OPERATIONS[op]
+    if spec.expects is not None:
+        return dict(spec.expects)
+    if "error" in spec.results and not spec.is_check:
         return {"error": "NONE"}
     return {}

@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
 def find_record(path: Path, run_id: str) -> dict[str, Any]:
     try:
         with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
+            for line in lines:
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
