@@ -57,7 +57,8 @@ def main() -> None:
         if not mutant.negative_control:
             found_any += bool(times)
             found_blackbox += blackbox is not None
-    print(f"found: {found_any}/{considered} mutants with the differential, {found_blackbox}/{considered} by properties alone")
+    print(f"found: {found_any}/{considered} mutants with the differential, "
+          f"{found_blackbox}/{considered} by properties alone")
     for level in LEVELS:
         started = time.perf_counter()
         result = run_campaign(CampaignConfig(level=level, seed=99, examples=300))
