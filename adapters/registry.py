@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
+from adapters.adapter_options import is_option_spec, make_option_target
 from adapters.base import CLUSTER, CONTROLLER, Args, Result, Target
 from adapters.guarded import GuardedTarget
 from adapters.reference import ReferenceTarget
@@ -78,6 +79,8 @@ def make_target(spec: str, timeout_s: float = 30.0) -> Target:
         from adapters.exec_target import ExecTarget
 
         return ExecTarget(spec[len("exec:"):], timeout_s=timeout_s)
+    if is_option_spec(spec):  # kafka-wire, kafka-docker, kafka-local, kafka-cluster (docs/wire.md)
+        return make_option_target(spec)
     plugins = plugin_factories()
     if spec in plugins:
         return instantiate(spec, plugins[spec](), timeout_s)

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.run",
     "isrcheck.commands.replay",
     "isrcheck.commands.mutants",
+    "isrcheck.commands.serve_controller",
 )
 
 

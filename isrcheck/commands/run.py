@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from adapters.adapter_options import with_cli_options
 from conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
 from conformance.engine.junit import write_junit
 from conformance.engine.targets import TargetSpec
@@ -26,6 +27,8 @@ def register(subparsers: Any) -> None:
         description="Generate interleavings with Hypothesis, run them on the reference and the target side by "
         "side, check the properties, shrink findings, write one record per run.",
     )
+    parser.add_argument("--bootstrap", metavar="HOST:PORT",
+                        help="kafka-wire: drive the controller listening here (docs/wire.md)")
     parser.add_argument("--adapter", default="reference", metavar="SPEC",
                         help="reference | exec:COMMAND | module:Class | an installed plug-in name")
     parser.add_argument("--kafka", default=NEWEST, metavar="RELEASE", help=f"release profile ({', '.join(PROFILES)})")
@@ -73,6 +76,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         raise UsageError("--steps must be at least 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     spec = TargetSpec(args.adapter, args.mutant, args.timeout)
     spec.factory()  # unknown adapter or mutant → usage error before anything runs
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")

@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from adapters.adapter_options import with_cli_options
 from adapters.registry import make_target
 from conformance.scenario.load import load_all
 from conformance.scenario.run import result_json, run_scenario
@@ -24,6 +25,8 @@ def register(subparsers: Any) -> None:
         description="Run scenario files (or directories of them) against a target.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="scenario YAML files or directories")
+    parser.add_argument("--bootstrap", metavar="HOST:PORT",
+                        help="kafka-wire: drive the controller listening here (docs/wire.md)")
     parser.add_argument("--adapter", default="reference", help="system under test (default: reference)")
     parser.add_argument("--kafka", default=NEWEST, metavar="RELEASE",
                         help=f"release profile, one of {', '.join(PROFILES)} (default {NEWEST})")
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     scenarios = load_all(args.files)
+    args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     target = make_target(args.adapter)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for scenario in scenarios:

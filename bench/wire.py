@@ -1,0 +1,165 @@
+"""Benchmark: AlterPartition round trips per second through kafka-wire against serve-controller on
+loopback (target ≥ 2,000/s), and the engine's steps per second over the wire.
+
+    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--json]
+
+Three figures for AlterPartition (each a leader toggling its ISR between [1,2,3] and [1,2] with
+the epochs of the previous answer, so every request writes one PartitionChangeRecord):
+
+* ``raw``      — one KafkaConnection, kio entities built by hand (the wire + server floor);
+* ``target``   — `KafkaWireTarget.execute("alter_partition", ...)` with resolved arguments;
+* ``resolved`` — as the scenario runner does it: `current` epochs read through `observe`
+  (metadata-log replay) before each request.
+
+Then `run_campaign` with the kafka-wire adapter (controller machine, 3.9, 30 steps per run) next
+to the same campaign against the in-process reference. The server is a child process, so
+client and server use both cores of the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from adapters.controller_endpoints import LISTENING, FixedEndpoint
+from adapters.kafka_wire import KafkaWireTarget
+from adapters.wire.apis import ALTER_PARTITION, nested_class
+from conformance.engine.campaign import CampaignConfig, run_campaign
+
+
+def start_server(release: str, log_dir: str) -> tuple[subprocess.Popen[str], int]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "isrcheck", "serve-controller", "--kafka", release, "--port", "0",
+         "--metadata-log", log_dir, "--session-timeout-ms", "3000"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert process.stdout is not None
+    match = LISTENING.search(process.stdout.readline())
+    if match is None:
+        process.kill()
+        raise SystemExit("serve-controller did not start")
+    return process, int(match.group(2))
+
+
+def prepared_target(port: int, log_dir: str, release: str) -> KafkaWireTarget:
+    target = KafkaWireTarget(FixedEndpoint("127.0.0.1", port, log_dir, 3000))
+    target.open(release, {})
+    for broker in (1, 2, 3):
+        target.execute("register_broker", {"broker": broker, "incarnation": f"b{broker}"})
+        target.execute("unfence_broker", {"broker": broker})
+    target.execute("create_topic", {"topic": "bench", "assignment": [[1, 2, 3]]})
+    return target
+
+
+def rate(seconds: float, step: Any) -> dict[str, float]:
+    count, started = 0, time.perf_counter()
+    deadline = started + seconds
+    while time.perf_counter() < deadline:
+        for _ in range(50):
+            step()
+        count += 50
+    elapsed = time.perf_counter() - started
+    return {"round_trips": count, "seconds": round(elapsed, 3), "per_second": round(count / elapsed, 1),
+            "mean_ms": round(elapsed / count * 1000, 3)}
+
+
+def bench_alter_partition(port: int, log_dir: str, release: str, seconds: float) -> dict[str, Any]:
+    target = prepared_target(port, log_dir, release)
+    epoch = target.observe("broker", {"broker": 1})["broker_epoch"]
+    state = {"isr": [1, 2, 3], "le": 0, "pe": 0}
+
+    def via_target() -> None:
+        isr = [1, 2] if len(state["isr"]) == 3 else [1, 2, 3]
+        result = target.execute("alter_partition", {
+            "version": 3, "broker": 1, "broker_epoch": epoch, "topic": "bench", "partition": 0,
+            "leader_epoch": state["le"], "partition_epoch": state["pe"], "isr": [[b, -1] for b in isr],
+        })
+        assert result["error"] == "NONE", result
+        state.update(isr=result["isr"], le=result["leader_epoch"], pe=result["partition_epoch"])
+
+    def resolved() -> None:
+        current = target.observe("partition", {"topic": "bench", "partition": 0})
+        state.update(le=current["leader_epoch"], pe=current["partition_epoch"], isr=current["isr"])
+        via_target()
+
+    connection = target.connection
+    assert connection is not None
+    classes = connection.classes_for(ALTER_PARTITION, 3)
+    part_cls, topic_cls = nested_class(classes.request, "PartitionData"), nested_class(classes.request, "TopicData")
+    member_cls = nested_class(classes.request, "BrokerState")
+    ns = target.namespace
+    topic_id = target.topic_id(ns.topic("bench"))
+
+    def raw() -> None:
+        isr = [1, 2] if len(state["isr"]) == 3 else [1, 2, 3]
+        request = classes.request(broker_id=ns.broker(1), broker_epoch=epoch, topics=(topic_cls(
+            topic_id=topic_id, partitions=(part_cls(
+                partition_index=0, leader_epoch=state["le"], partition_epoch=state["pe"],
+                new_isr_with_epochs=tuple(member_cls(broker_id=ns.broker(b), broker_epoch=-1) for b in isr),
+            ),)),))
+        answer = connection.request(request).topics[0].partitions[0]
+        state.update(isr=isr, le=answer.leader_epoch, pe=answer.partition_epoch)
+
+    results = {"raw": rate(seconds, raw)}
+    target.sync()
+    current = target.observe("partition", {"topic": "bench", "partition": 0})
+    state.update(le=current["leader_epoch"], pe=current["partition_epoch"], isr=current["isr"])
+    results["target"] = rate(seconds, via_target)
+    results["resolved"] = rate(seconds, resolved)
+    target.close()
+    target.shutdown()
+    return results
+
+
+def bench_engine(port: int, log_dir: str, release: str, examples: int) -> dict[str, Any]:
+    figures = {}
+    for label, adapter in (("kafka-wire", f"kafka-wire,bootstrap=127.0.0.1:{port},metadata-log={log_dir}"),
+                           ("reference", "reference")):
+        config = CampaignConfig(adapter=adapter, release=release, examples=examples, steps=30, seed=7,
+                                batch_size=examples, stop_at_first=True)
+        result = run_campaign(config)
+        figures[label] = {"runs": result.runs, "steps": result.steps, "seconds": round(result.seconds, 2),
+                          "steps_per_second": round(result.steps / result.seconds, 1),
+                          "findings": dict(result.signatures)}
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per AlterPartition figure")
+    parser.add_argument("--kafka", default="3.9")
+    parser.add_argument("--examples", type=int, default=40, help="engine runs")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    report: dict[str, Any] = {"kafka": args.kafka, "cpus": os.cpu_count()}
+    for part, bench in (("alter_partition", lambda p, d: bench_alter_partition(p, d, args.kafka, args.seconds)),
+                        ("engine", lambda p, d: bench_engine(p, d, args.kafka, args.examples))):
+        log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")  # a fresh server each: no replay of the other's log
+        process, port = start_server(args.kafka, log_dir)
+        try:
+            report[part] = bench(port, log_dir)
+        finally:
+            process.terminate()
+            process.wait(10)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for label, figure in report["alter_partition"].items():
+            print(f"AlterPartition {label:9s} {figure['per_second']:>9,.0f}/s  ({figure['mean_ms']:.3f} ms mean)")
+        for label, figure in report["engine"].items():
+            print(f"engine {label:10s} {figure['steps_per_second']:>9,.1f} steps/s  "
+                  f"({figure['runs']} runs, {figure['steps']} steps)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
