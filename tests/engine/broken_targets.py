@@ -11,10 +11,10 @@ from adapters.reference import ReferenceTarget
 
 
 class HangingTarget(ReferenceTarget):
-    """Answers normally, then hangs on its first AlterPartition."""
+    """Answers normally, then hangs on its first topic creation (every run creates one)."""
 
     def execute(self, op: str, args: Args) -> Result:
-        if op == "alter_partition":
+        if op == "create_topic":
             time.sleep(30)
         return super().execute(op, args)
 
