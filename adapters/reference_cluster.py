@@ -9,7 +9,6 @@ through its brokers (registration, heartbeats, controlled shutdown).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from adapters.base import CLUSTER, Args, Result, Target, TargetFailure, UnsupportedConfiguration
@@ -18,7 +17,7 @@ from conformance.properties.cluster_level import ALL_PROPERTIES, Violation
 from conformance.properties.monitor import PropertyMonitor
 from reference_impl.alter_partition_manager import AlterPartitionManager
 from reference_impl.broker_config import BrokerConfig
-from reference_impl.cluster import Cluster
+from reference_impl.cluster import Cluster, QuiescenceError
 from reference_impl.controller import Controller
 from reference_impl.follower import FollowerRules
 from reference_impl.leader_rules import LeaderRules
@@ -26,7 +25,7 @@ from reference_impl.network import Selector
 from reference_impl.release import profile_named
 from reference_impl.rpc import Node
 
-BROKER_CONFIG_KEYS = {"replica_lag_time_max_ms": "replica_lag_time_max_ms"}
+BROKER_CONFIG_KEYS = frozenset({"replica_lag_time_max_ms"})
 """Scenario `config` keys that are broker settings (`BrokerConfig`); the rest go to the controller."""
 
 DIRECT_CONTROLLER_OPERATIONS = frozenset({
@@ -92,9 +91,8 @@ class ReferenceClusterTarget(Target):
         controller_config = {k: v for k, v in config.items() if k not in BROKER_CONFIG_KEYS}
         broker_config = self.broker_config
         try:
-            for key, field in BROKER_CONFIG_KEYS.items():
-                if key in config:
-                    broker_config = replace(broker_config, **{field: int(config[key])})
+            if "replica_lag_time_max_ms" in config:
+                broker_config = broker_config.with_lag(int(config["replica_lag_time_max_ms"]))
         except (TypeError, ValueError) as error:
             raise UnsupportedConfiguration(str(error)) from None
         cluster_config = build_config(release, controller_config)
@@ -112,9 +110,11 @@ class ReferenceClusterTarget(Target):
         cluster.next_step()
         try:
             result = self.run(op, args)
+            cluster.settle()
         except ValueError as error:
             raise TargetFailure("error", f"{op}: {error}") from None
-        cluster.settle()
+        except (QuiescenceError, RecursionError) as error:
+            raise TargetFailure("livelock", f"{op}: the cluster never went quiet ({type(error).__name__})") from None
         self.monitor.observe(cluster.observe())
         return result
 

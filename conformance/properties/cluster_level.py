@@ -10,6 +10,7 @@ name the property, the step and the evidence (JSON-able).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ class Violation:
     def to_finding(self, operation: str = "cluster") -> Finding:
         return Finding(VIOLATION, operation, self.step, self.message, property=self.property, evidence=self.evidence)
 
-    @property
+    @builtins.property
     def key(self) -> tuple[str, str]:
         """Identity across steps: the same violation seen again on the next step is not new."""
         return self.property, self.message
@@ -183,7 +184,10 @@ def p_elig(observation: ClusterObservation, history: History) -> list[Violation]
 def _matching_prefix_violation(a: ReplicaView, b: ReplicaView) -> int | None:
     """The highest offset where both logs hold the same epoch, if their prefixes up to it differ."""
     left, right = a.log, b.log
-    index = min(len(left), len(right)) - 1
+    shorter, longer = (left, right) if len(left) <= len(right) else (right, left)
+    if shorter == longer[:len(shorter)]:
+        return None
+    index = len(shorter) - 1
     while index >= 0 and left[index][0] != right[index][0]:
         index -= 1
     if index < 0 or left[:index + 1] == right[:index + 1]:
@@ -217,10 +221,18 @@ def p_log(observation: ClusterObservation, history: History) -> list[Violation]:
 
 
 def p_hwm(observation: ClusterObservation, history: History) -> list[Violation]:
-    """P-HWM: a leader's HW never decreases within its leader epoch; records below a replica's HW
-    stay in it (unless the harness destroyed them); every leader holds every record any earlier
-    leader exposed below its HW (partitions with an unclean election exempt)."""
+    """P-HWM: no replica's HW is past its LEO (leader.md §15); a leader's HW never decreases within
+    its leader epoch; records below a replica's HW stay in it (unless the harness destroyed them);
+    every leader holds every record any earlier leader exposed below its HW (partitions with an
+    unclean election exempt)."""
     violations = []
+    for view in observation.replicas.values():
+        if view.hw > view.leo and observation.alive(view.broker):
+            violations.append(Violation(
+                "P-HWM", observation.step,
+                f"{_name(view.tp)}: broker {view.broker}'s HW {view.hw} is past its log end {view.leo}",
+                {"partition": _name(view.tp), "broker": view.broker, "hw": view.hw, "leo": view.leo},
+            ))
     previous = history.previous
     if previous is not None:
         lost = {loss.broker for loss in observation.data_loss[len(previous.data_loss):]}
@@ -354,26 +366,26 @@ def p_live(observation: ClusterObservation, history: History | None = None) -> l
     leaderless partition that could have a leader, no acks=all request waiting, metadata caught up."""
     step = observation.step
     problems: list[tuple[str, dict[str, Any]]] = []
-    for broker, view in observation.brokers.items():
-        if not view.alive:
+    for broker, process in observation.brokers.items():
+        if not process.alive:
             continue
-        if view.alter_partition_items:
-            items = [[_name(tp), item, sent] for tp, item, sent in view.alter_partition_items]
+        if process.alter_partition_items:
+            items = [[_name(tp), item, sent] for tp, item, sent in process.alter_partition_items]
             problems.append((f"broker {broker} still has ISR proposals queued or in flight",
                              {"broker": broker, "items": items}))
-        if view.metadata_offset != observation.controller_log_end:
-            problems.append((f"broker {broker} has applied metadata to {view.metadata_offset} of "
+        if process.metadata_offset != observation.controller_log_end:
+            problems.append((f"broker {broker} has applied metadata to {process.metadata_offset} of "
                              f"{observation.controller_log_end}", {"broker": broker}))
         registration = observation.registrations.get(broker)
-        if view.status == "running" and (
-            registration is None or registration.fenced or registration.epoch != view.broker_epoch
+        if process.status == "running" and (
+            registration is None or registration.fenced or registration.epoch != process.broker_epoch
         ):
             problems.append((f"running broker {broker} is not registered and unfenced with its epoch",
-                             {"broker": broker, "broker_epoch": view.broker_epoch}))
-    for view in observation.replicas.values():
-        if view.pending != "none" and observation.alive(view.broker):
-            problems.append((f"{_name(view.tp)}: leader {view.broker} still has a pending {view.pending}",
-                             {"partition": _name(view.tp), "broker": view.broker, "pending": view.pending}))
+                             {"broker": broker, "broker_epoch": process.broker_epoch}))
+    for pending in observation.replicas.values():
+        if pending.pending != "none" and observation.alive(pending.broker):
+            problems.append((f"{_name(pending.tp)}: leader {pending.broker} still has a pending {pending.pending}",
+                             {"partition": _name(pending.tp), "broker": pending.broker, "pending": pending.pending}))
     for tp, partition in observation.partitions.items():
         name = _name(tp)
 

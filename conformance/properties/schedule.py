@@ -19,7 +19,7 @@ from typing import Any
 from conformance.properties.cluster_level import Violation
 from conformance.properties.monitor import PropertyMonitor
 from reference_impl.broker_config import BrokerConfig
-from reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, ORDERED_KINDS, Cluster
+from reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, ORDERED_KINDS, Cluster, QuiescenceError
 from reference_impl.network import Selector
 from reference_impl.partition_change import Election
 from reference_impl.release import ClusterConfig, profile_named
@@ -82,7 +82,7 @@ class Generator:
     """Chooses the next action from the cluster's state and the seeded generator."""
 
     WEIGHTS = (
-        ("event", 70), ("produce", 8), ("tick", 4), ("drop", 3), ("duplicate", 2), ("hold", 2), ("release", 2),
+        ("event", 64), ("produce", 8), ("tick", 8), ("drop", 3), ("duplicate", 2), ("hold", 2), ("release", 2),
         ("crash", 2), ("restart", 3), ("controlled_shutdown", 1), ("fail_over", 1), ("lag_metadata", 1),
         ("sync_metadata", 1), ("elect_preferred", 1), ("flush", 2),
     )
@@ -131,7 +131,7 @@ class Generator:
             state = cluster.produce(TOPIC, partition, acks, rng.randint(1, 3))
             return f"produce p{partition} acks={acks} -> {state.status}"
         if name == "tick":
-            ms = rng.choice((10, 50, 100, 300, 1000))
+            ms = rng.choice((10, 50, 200, 500, 1000, 2500))
             cluster.advance(ms)
             return f"tick {ms}"
         if name == "flush" and alive:
@@ -203,15 +203,21 @@ def run_schedule(seed: int, config: ScheduleConfig | None = None) -> ScheduleRes
     generator = Generator(cluster, rng, config)
     actions: list[str] = []
     monitor.observe(cluster.observe())
-    for _ in range(config.actions):
-        cluster.next_step()
-        actions.append(generator.next())
-        monitor.observe(cluster.observe())
-    if config.liveness:
-        cluster.next_step()
-        restart = rng.random() < 0.5
-        actions.append(f"heal restart={restart}")
-        monitor.check_liveness(cluster, restart=restart)
+    try:
+        for _ in range(config.actions):
+            cluster.next_step()
+            actions.append(generator.next())
+            monitor.observe(cluster.observe())
+        if config.liveness:
+            cluster.next_step()
+            restart = rng.random() < 0.5
+            actions.append(f"heal restart={restart}")
+            monitor.check_liveness(cluster, restart=restart)
+    except (QuiescenceError, RecursionError) as error:
+        monitor.violations.append(Violation(
+            "P-LIVE", cluster.steps, f"livelock: {type(error).__name__}: {str(error)[:200]}",
+            {"action": actions[-1] if actions else None},
+        ))
     final = cluster.observe().to_json()
     digest = hashlib.sha256(
         json.dumps({"actions": actions, "events": cluster.events, "final": final}, sort_keys=True).encode()

@@ -1,0 +1,813 @@
+"""The cluster model: a reference KRaft controller, broker processes, a deterministic network and
+a logical clock (leader.md; controller.md §4 for the broker lifecycle).
+
+Nothing happens by itself. A *scheduler event* is the delivery of one message or the firing of
+one timer; `step(rng)` performs one chosen by a seeded generator (reordering by picking a
+non-oldest message), `settle()` delivers every deliverable message in send order, `advance(ms)`
+moves the clock firing timers in order. Faults are explicit calls: drop / duplicate / hold a
+message, crash (optionally losing unflushed data or the whole disk), restart, controlled
+shutdown, controller fail-over (optionally leaving a zombie), metadata lag. Same calls in the
+same order → same result.
+
+The classes and rules it uses are constructor parameters so that a mutant is one subclass:
+`Cluster(profile, config, leader_rules=..., follower_rules=..., manager_class=...,
+controller_class=..., partition_class=...)`.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reference_impl.alter_partition_manager import AlterPartitionManager
+from reference_impl.broker import CRASHED, RUNNING, STOPPED, Broker, Disk
+from reference_impl.broker_config import BrokerConfig
+from reference_impl.controller import Controller
+from reference_impl.errors import Error
+from reference_impl.follower import FollowerRules
+from reference_impl.isr_state import CommittedPartitionState
+from reference_impl.leader_rules import LeaderRules
+from reference_impl.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerRegistrationRequest,
+    HeartbeatRequest,
+)
+from reference_impl.metadata_cache import MetadataCache, TopicPartition
+from reference_impl.network import Network, Selector
+from reference_impl.observation import (
+    AckedRecord,
+    BrokerView,
+    ClusterObservation,
+    DataLoss,
+    IsrAdmission,
+    PartitionView,
+    RegistrationView,
+    ReplicaView,
+)
+from reference_impl.partition import LEADER, Partition
+from reference_impl.release import NEWEST, ClusterConfig, ReleaseProfile, profile_named
+from reference_impl.rpc import (
+    ALTER_PARTITION,
+    ALTER_PARTITION_RESPONSE,
+    CONTROLLER_NODE,
+    FETCH,
+    FETCH_RESPONSE,
+    HEARTBEAT,
+    HEARTBEAT_RESPONSE,
+    METADATA,
+    REGISTRATION,
+    REGISTRATION_RESPONSE,
+    REQUEST_KINDS,
+    ZOMBIE_NODE,
+    Message,
+    MetadataNotice,
+    Node,
+)
+from reference_impl.state import LeaderRecoveryState, MetadataRecord
+from reference_impl.timers import Timer, Timers
+
+LOSE_NONE = "none"
+LOSE_UNFLUSHED = "unflushed"
+LOSE_DISK = "disk"
+
+RESPONSE_TO_REQUEST = {
+    FETCH_RESPONSE: FETCH,
+    ALTER_PARTITION_RESPONSE: ALTER_PARTITION,
+    HEARTBEAT_RESPONSE: HEARTBEAT,
+    REGISTRATION_RESPONSE: REGISTRATION,
+}
+NOTICE = MetadataNotice()
+ORDERED_KINDS = frozenset({REGISTRATION, REGISTRATION_RESPONSE, HEARTBEAT, HEARTBEAT_RESPONSE})
+"""Broker lifecycle traffic: one connection, in order, never duplicated (the controller's
+heartbeat state machine assumes it — a stale WantShutDown=false heartbeat would unfence a
+broker that finished its controlled shutdown, controller.md §4.2). Random reordering and
+duplication leave these kinds alone."""
+
+
+@dataclass(slots=True)
+class ProduceState:
+    """The client's view of one produce request."""
+
+    request: int
+    topic: str
+    partition: int
+    acks: int
+    broker: int
+    record_ids: tuple[int, ...]
+    base_offset: int = -1
+    status: str = "pending"
+    """pending | acked | failed."""
+    error: str = "NONE"
+
+
+class QuiescenceError(RuntimeError):
+    """`settle` kept finding work: a livelock in the model (or a mutant)."""
+
+
+class Cluster:
+    def __init__(
+        self,
+        profile: ReleaseProfile | str = NEWEST,
+        config: ClusterConfig | None = None,
+        broker_config: BrokerConfig | None = None,
+        *,
+        controller_class: type[Controller] = Controller,
+        leader_rules: LeaderRules | None = None,
+        follower_rules: FollowerRules | None = None,
+        manager_class: type[AlterPartitionManager] = AlterPartitionManager,
+        partition_class: type[Partition] = Partition,
+        broker_class: type[Broker] = Broker,
+        trace: bool = False,
+    ) -> None:
+        self.profile = profile_named(profile) if isinstance(profile, str) else profile
+        self.config = ClusterConfig.for_profile(self.profile) if config is None else config
+        self.broker_config = BrokerConfig() if broker_config is None else broker_config
+        self.controller_class = controller_class
+        self.controller: Controller = controller_class(self.profile, self.config)
+        self.zombie: Controller | None = None
+        self.leader_rules = LeaderRules() if leader_rules is None else leader_rules
+        self.follower_rules = FollowerRules() if follower_rules is None else follower_rules
+        self.manager_class = manager_class
+        self.partition_class = partition_class
+        self.broker_class = broker_class
+        self.network = Network()
+        self.timers = Timers()
+        self.now_ms = 0
+        self.events = 0
+        """Scheduler events so far: message deliveries plus timer firings."""
+        self.deliveries = 0
+        self.steps = 0
+        """Operations so far (the `step` in violations)."""
+        self.trace: list[tuple[object, ...]] | None = [] if trace else None
+        self.brokers: dict[int, Broker] = {}
+        self.disks: dict[int, Disk] = {}
+        self._ids = 0
+        self._incarnations = 0
+        # client side
+        self.produces: dict[int, ProduceState] = {}
+        self.acked: list[AckedRecord] = []
+        # ground truth kept by the harness
+        self.truth = MetadataCache()
+        self.epoch_leaders: dict[tuple[str, int, int], int] = {}
+        self.unclean: dict[TopicPartition, None] = {}
+        self.admissions: list[IsrAdmission] = []
+        self.data_loss: list[DataLoss] = []
+        self.controlled_shutdowns: dict[int, int] = {}
+        """broker → serial of the incarnation whose controlled shutdown the controller accepted."""
+        self.metadata_inflight: dict[int, int] = {}
+        self.metadata_holds: dict[int, None] = {}
+        self._log_seen = 0
+        self._partition_views: dict[TopicPartition, tuple[object, PartitionView]] = {}
+        self._registration_views: dict[int, tuple[object, RegistrationView]] = {}
+        self._broker_views: dict[int, tuple[tuple[object, ...], BrokerView]] = {}
+        self._replica_views: dict[tuple[int, str, int], tuple[tuple[object, ...], ReplicaView]] = {}
+        self._frozen_lists: dict[str, tuple[Any, ...]] = {}
+        self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
+        self.pending_produces: dict[int, None] = {}
+        """Requests of acks=all producers still waiting."""
+
+    # ================================================================ plumbing
+
+    def next_step(self) -> int:
+        """Count one operation of the driver (scenario step, generator action)."""
+        self.steps += 1
+        return self.steps
+
+    def next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def send(
+        self, kind: str, src: Node, dst: Node, payload: object, correlation: int = 0, src_serial: int = 0,
+        dst_serial: int = 0,
+    ) -> Message:
+        return self.network.send(kind, src, dst, payload, correlation, src_serial, dst_serial)
+
+    def metadata_end(self) -> int:
+        return len(self.controller.log)
+
+    def metadata_records(self, after: int, up_to: int) -> Iterator[tuple[int, MetadataRecord]]:
+        """Controller log entries with after < offset ≤ up_to (offsets are 1-based and dense)."""
+        log = self.controller.log
+        for index in range(after, min(up_to, len(log))):
+            yield log[index]
+
+    def alive(self, broker: int) -> bool:
+        process = self.brokers.get(broker)
+        return process is not None and process.alive
+
+    # ================================================================ scheduler events
+
+    def deliver(self, message: Message) -> None:
+        """Deliver one in-flight message (it may have been sent long ago)."""
+        del self.network.inflight[message.id]
+        self.events += 1
+        self.deliveries += 1
+        if self.trace is not None:
+            self.trace.append(("deliver", message.id, message.kind, message.src, message.dst, self.now_ms))
+        dst = message.dst
+        if dst == CONTROLLER_NODE:
+            self._controller_receive(message)
+            return
+        if dst == ZOMBIE_NODE:
+            self._zombie_receive(message)
+            return
+        assert isinstance(dst, int)
+        process = self.brokers.get(dst)
+        if process is None or not process.alive or (message.dst_serial and message.dst_serial != process.serial):
+            if message.kind == METADATA:
+                self._metadata_done(dst, message.id)
+            elif message.kind in REQUEST_KINDS:
+                self._lost(message)
+            return
+        if message.kind == METADATA:
+            self._metadata_done(dst, message.id)
+        process.receive(message)
+
+    def drop(self, message: Message) -> None:
+        """Lose one in-flight message; its sender learns of the broken connection (§12: the
+        AlterPartition channel resends, a follower refetches after the back-off)."""
+        del self.network.inflight[message.id]
+        if self.trace is not None:
+            self.trace.append(("drop", message.id, message.kind, self.now_ms))
+        self._lost(message)
+
+    def duplicate(self, message: Message) -> Message:
+        if self.trace is not None:
+            self.trace.append(("duplicate", message.id, message.kind, self.now_ms))
+        return self.network.duplicate(message)
+
+    def _lost(self, message: Message) -> None:
+        if message.kind == METADATA:
+            assert isinstance(message.dst, int)
+            self._metadata_done(message.dst, message.id)
+            return
+        if message.kind in REQUEST_KINDS:
+            owner, serial, kind, correlation = message.src, message.src_serial, message.kind, message.id
+        else:
+            owner, serial = message.dst, message.dst_serial
+            kind, correlation = RESPONSE_TO_REQUEST[message.kind], message.correlation
+        if not isinstance(owner, int):
+            return
+        process = self.brokers.get(owner)
+        if process is not None and process.alive and process.serial == serial:
+            process.on_disconnect(kind, correlation)
+
+    def fire_next_timer(self, limit_ms: int | None = None) -> bool:
+        """Advance the clock to the next timer (not past `limit_ms`) and fire it."""
+        due = self.timers.next_due()
+        if due is None or (limit_ms is not None and due > limit_ms):
+            return False
+        timer = self.timers.pop()
+        if due > self.now_ms:
+            self._set_clock(due)
+        self._fire(timer)
+        return True
+
+    def _fire(self, timer: Timer) -> None:
+        process = self.brokers.get(timer.broker)
+        if process is None or not process.alive or process.serial != timer.serial:
+            return
+        self.events += 1
+        if self.trace is not None:
+            self.trace.append(("timer", timer.kind, timer.broker, timer.key, self.now_ms))
+        process.on_timer(timer)
+
+    def _set_clock(self, now_ms: int) -> None:
+        self.now_ms = now_ms
+        controller = self.controller
+        before = len(controller.log)
+        controller.advance_clock(now_ms - controller.now_ms)
+        if len(controller.log) != before:
+            self._after_controller()
+
+    def step(self, rng: random.Random, reorder: float = 0.25, deliver_bias: float = 0.9) -> bool:
+        """One scheduler event chosen by `rng`: usually a deliverable message (the oldest, or with
+        probability `reorder` any), else the next timer. False when nothing can happen.
+        Registration and heartbeat traffic stays in order per connection (`ORDERED_KINDS`)."""
+        network = self.network
+        inflight = network.inflight
+        if inflight and (deliver_bias >= 1.0 or rng.random() < deliver_bias or not self.timers):
+            if network.holds:
+                candidates = network.deliverable()
+                if candidates:
+                    chosen = candidates[0] if rng.random() >= reorder else rng.choice(candidates)
+                    self.deliver(self._in_order(chosen))
+                    return True
+            elif rng.random() >= reorder:
+                self.deliver(next(iter(inflight.values())))
+                return True
+            else:
+                self.deliver(self._in_order(rng.choice(list(inflight.values()))))
+                return True
+        return self.fire_next_timer()
+
+    def _in_order(self, message: Message) -> Message:
+        """The oldest deliverable message on `message`'s connection if its kind is ordered."""
+        if message.kind not in ORDERED_KINDS:
+            return message
+        network = self.network
+        for other in network.inflight.values():
+            if (
+                other.kind in ORDERED_KINDS and other.src == message.src and other.dst == message.dst
+                and not network.is_held(other)
+            ):
+                return other
+        return message
+
+    def settle(self, max_events: int = 200_000) -> int:
+        """Deliver every deliverable message in send order and fire timers due now, until quiet."""
+        count = 0
+        network = self.network
+        timers = self.timers
+        while True:
+            message = network.oldest_deliverable()
+            if message is not None:
+                self.deliver(message)
+            else:
+                due = timers.next_due()
+                if due is None or due > self.now_ms:
+                    return count
+                self._fire(timers.pop())
+            count += 1
+            if count > max_events:
+                raise QuiescenceError(f"no quiescence after {max_events} events at t={self.now_ms}")
+
+    def advance(self, ms: int) -> None:
+        """Let `ms` of logical time pass, delivering messages as they are sent (settle between timers)."""
+        target = self.now_ms + ms
+        self.settle()
+        while self.fire_next_timer(target):
+            self.settle()
+        if target > self.now_ms:
+            self._set_clock(target)
+        self.settle()
+
+    # ================================================================ the controller node
+
+    def _reply(self, request: Message, kind: str, payload: object) -> None:
+        self.send(kind, request.dst, request.src, payload, request.id, 0, request.src_serial)
+
+    def _controller_receive(self, message: Message) -> None:
+        controller = self.controller
+        payload = message.payload
+        if isinstance(payload, HeartbeatRequest):
+            response = controller.heartbeat(payload)
+            if payload.want_shut_down and response.error is Error.NONE:
+                self.controlled_shutdowns[payload.broker] = message.src_serial
+            self._reply(message, HEARTBEAT_RESPONSE, response)
+            if payload.current_metadata_offset < len(controller.log):
+                self._notify(payload.broker)
+        elif isinstance(payload, AlterPartitionRequest):
+            before = self._isrs(payload)
+            altered = controller.alter_partition(payload)
+            self._record_admissions(message, payload, before)
+            self._reply(message, ALTER_PARTITION_RESPONSE, altered)
+        elif isinstance(payload, BrokerRegistrationRequest):
+            registration = controller.register_broker(payload)
+            self._reply(message, REGISTRATION_RESPONSE, registration)
+        if len(controller.log) != self._log_seen:
+            self._after_controller()
+
+    def _zombie_receive(self, message: Message) -> None:
+        """A deposed controller that believes it is active answers from its frozen state; it
+        cannot commit, so anything it would write ends in NOT_CONTROLLER (B21, §12)."""
+        request = message.payload
+        assert isinstance(request, AlterPartitionRequest)
+        if self.zombie is None:
+            response = AlterPartitionResponse(Error.NOT_CONTROLLER)
+        else:
+            scratch = copy.deepcopy(self.zombie)
+            response = scratch.alter_partition(request)
+            if len(scratch.log) != len(self.zombie.log):
+                response = AlterPartitionResponse(Error.NOT_CONTROLLER)
+        self._reply(message, ALTER_PARTITION_RESPONSE, response)
+
+    def _request_partitions(self, request: AlterPartitionRequest) -> list[TopicPartition]:
+        keys: list[TopicPartition] = []
+        for topic in request.topics:
+            name = topic.topic_name if topic.topic_name is not None else self.controller.topic_names.get(
+                topic.topic_id or ""
+            )
+            if name is not None:
+                keys.extend((name, item.partition) for item in topic.partitions)
+        return keys
+
+    def _isrs(self, request: AlterPartitionRequest) -> dict[TopicPartition, tuple[int, ...]]:
+        partitions = self.controller.partitions
+        return {key: partitions[key].isr for key in self._request_partitions(request) if key in partitions}
+
+    def _record_admissions(
+        self, message: Message, request: AlterPartitionRequest, before: dict[TopicPartition, tuple[int, ...]]
+    ) -> None:
+        """Ground truth for P-ELIG: for every broker an AlterPartition added to an ISR, was the
+        registered incarnation the running one, and had it caught up with the leader? (Unknown
+        when the incarnation that sent the request is gone.)"""
+        partitions = self.controller.partitions
+        leader = request.broker_id
+        for key, old_isr in before.items():
+            for member in partitions[key].isr:
+                if member in old_isr:
+                    continue
+                registration = self.controller.brokers.get(member)
+                process = self.brokers.get(member)
+                alive = process is not None and process.alive
+                process_epoch = process.epoch if process is not None and alive else -1
+                sender = self.brokers.get(leader)
+                caught_up: bool | None = None
+                if sender is not None and sender.alive and sender.serial == message.src_serial:
+                    leader_log = sender.disk.logs.get(key)
+                    member_log = self.disks[member].logs.get(key) if member in self.disks else None
+                    hw = 0 if leader_log is None else leader_log.hw
+                    caught_up = hw == 0 or (
+                        member_log is not None and leader_log is not None and member_log.leo >= hw
+                        and member_log.records[:hw] == leader_log.records[:hw]
+                    )
+                self.admissions.append(IsrAdmission(
+                    self.steps, key[0], key[1], member, leader,
+                    -1 if registration is None else registration.epoch, process_epoch, caught_up,
+                ))
+
+    def _after_controller(self) -> None:
+        """New metadata records: update the harness's ground truth and tell every live broker."""
+        log = self.controller.log
+        truth = self.truth
+        for offset, record in log[self._log_seen:]:
+            tp = truth.replay(offset, record)
+            if tp is not None:
+                state = truth.partitions[tp]
+                self.epoch_leaders.setdefault((tp[0], tp[1], state.leader_epoch), state.leader)
+                if state.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                    self.unclean[tp] = None
+        self._log_seen = len(log)
+        for broker, process in self.brokers.items():
+            if process.alive:
+                self._notify(broker)
+
+    def _notify(self, broker: int) -> None:
+        if broker in self.metadata_inflight:
+            return
+        process = self.brokers[broker]
+        message = self.send(METADATA, CONTROLLER_NODE, broker, NOTICE, 0, 0, process.serial)
+        self.metadata_inflight[broker] = message.id
+
+    def _metadata_done(self, broker: int, message_id: int) -> None:
+        if self.metadata_inflight.get(broker) == message_id:
+            del self.metadata_inflight[broker]
+
+    # ================================================================ operations: topology
+
+    def start_broker(self, broker: int, incarnation: str | None = None) -> Broker:
+        """Start broker `broker` as a new incarnation (first start or restart)."""
+        current = self.brokers.get(broker)
+        if current is not None and current.alive:
+            raise ValueError(f"broker {broker} is running")
+        self._incarnations += 1
+        label = incarnation if incarnation is not None else f"b{broker}-i{self._incarnations}"
+        disk = self.disks.setdefault(broker, Disk())
+        process = self.broker_class(self, broker, label, self._incarnations, disk)
+        self.brokers[broker] = process
+        self.controlled_shutdowns.pop(broker, None)
+        self.metadata_inflight.pop(broker, None)
+        process.start()
+        if self.controller.log:
+            self._notify(broker)
+        return process
+
+    def start(self, brokers: Sequence[int], max_ms: int | None = None) -> None:
+        """Start brokers and let time pass until every one is registered and unfenced."""
+        for broker in brokers:
+            self.start_broker(broker)
+        self.wait_unfenced(brokers, max_ms)
+
+    def wait_unfenced(self, brokers: Sequence[int], max_ms: int | None = None) -> bool:
+        limit = self.now_ms + (max_ms if max_ms is not None else 10 * self.broker_config.broker_heartbeat_interval_ms)
+        interval = max(1, self.broker_config.broker_heartbeat_interval_ms // 4)
+        self.settle()
+        while not all(self._unfenced(b) for b in brokers):
+            if self.now_ms >= limit:
+                return False
+            self.advance(interval)
+        return True
+
+    def _unfenced(self, broker: int) -> bool:
+        registration = self.controller.broker(broker)
+        process = self.brokers.get(broker)
+        return (
+            registration is not None and not registration.fenced and process is not None and process.alive
+            and registration.epoch == process.epoch
+        )
+
+    def create_topic(
+        self, topic: str, assignment: Sequence[Sequence[int]], configs: dict[str, str] | None = None
+    ) -> Error:
+        error = self.controller.create_topic(topic, assignment, configs)
+        self.controller_changed()
+        return error
+
+    def controller_changed(self) -> None:
+        """Call after driving `self.controller` directly (admin operations)."""
+        if len(self.controller.log) != self._log_seen:
+            self._after_controller()
+
+    # ================================================================ operations: clients
+
+    def produce(
+        self, topic: str, partition: int = 0, acks: int = -1, count: int = 1, to: int | None = None
+    ) -> ProduceState:
+        """A producer appends `count` records (acks -1 = all, 0, 1) to the broker `to`, by default
+        the controller's current leader. acks=all completes later (§8)."""
+        request = self.next_id()
+        tp = (topic, partition)
+        target = to
+        if target is None:
+            registration = self.controller.partition(topic, partition)
+            target = -1 if registration is None else registration.leader
+        record_ids = tuple(self.next_id() for _ in range(count))
+        state = ProduceState(request, topic, partition, acks, target, record_ids)
+        self.produces[request] = state
+        if acks == -1:
+            self.pending_produces[request] = None
+        process = self.brokers.get(target)
+        if process is None or not process.alive:
+            state.status, state.error = "failed", Error.NOT_LEADER_OR_FOLLOWER.name
+            self.pending_produces.pop(request, None)
+            return state
+        error, _ = process.produce(tp, record_ids, acks, request)
+        if error is not Error.NONE:
+            state.status, state.error = "failed", error.name
+            self.pending_produces.pop(request, None)
+        elif acks != -1:
+            state.status = "acked"
+        return state
+
+    def on_produce_appended(self, request: int, base_offset: int) -> None:
+        state = self.produces.get(request)
+        if state is not None:
+            state.base_offset = base_offset
+
+    def on_produce_complete(self, request: int, error: Error) -> None:
+        state = self.produces.get(request)
+        if state is None or state.status != "pending":
+            return
+        self.pending_produces.pop(request, None)
+        if error is not Error.NONE:
+            state.status, state.error = "failed", error.name
+            return
+        state.status = "acked"
+        for index, record in enumerate(state.record_ids):
+            self.acked.append(AckedRecord(state.topic, state.partition, state.base_offset + index, record, request))
+
+    def fetch_now(self, broker: int, leader: int | None = None) -> int:
+        """Make follower `broker` send a Fetch now to `leader` (default: every leader it follows)."""
+        process = self.brokers.get(broker)
+        if process is None or not process.alive:
+            return 0
+        leaders = sorted({p.leader for p in process.partitions.values() if p.role == "follower" and p.leader >= 0})
+        sent = 0
+        for target in leaders:
+            if (leader is None or target == leader) and process.fetch_from(target):
+                sent += 1
+        return sent
+
+    # ================================================================ operations: faults
+
+    def crash(self, broker: int, lose: str = LOSE_NONE) -> None:
+        """The process dies. `lose`: none (the disk is intact), unflushed (appended but not
+        flushed records are gone), disk (the disk is replaced by an empty one)."""
+        process = self.brokers.get(broker)
+        if process is None or not process.alive:
+            raise ValueError(f"broker {broker} is not running")
+        process.end(CRASHED)
+        disk = self.disks[broker]
+        disk.clean_shutdown_epoch = -1
+        if lose == LOSE_UNFLUSHED:
+            for log in disk.logs.values():
+                log.lose_unflushed()
+        elif lose == LOSE_DISK:
+            self.disks[broker] = Disk()
+        elif lose != LOSE_NONE:
+            raise ValueError(f"lose must be none, unflushed or disk, not {lose!r}")
+        if lose != LOSE_NONE:
+            self.data_loss.append(DataLoss(self.steps, broker, lose))
+        self.controlled_shutdowns.pop(broker, None)
+        if self.trace is not None:
+            self.trace.append(("crash", broker, lose, self.now_ms))
+
+    def restart(self, broker: int) -> Broker:
+        process = self.brokers.get(broker)
+        if process is not None and process.alive:
+            raise ValueError(f"broker {broker} is running")
+        return self.start_broker(broker)
+
+    def stop_broker(self, broker: int) -> None:
+        """Controlled shutdown completed (SHUTDOWN_NOW): flush and exit cleanly."""
+        process = self.brokers[broker]
+        process.flush()
+        process.end(STOPPED)
+        process.disk.clean_shutdown_epoch = process.epoch
+
+    def controlled_shutdown(self, broker: int) -> None:
+        process = self.brokers.get(broker)
+        if process is None or process.status != RUNNING:
+            raise ValueError(f"broker {broker} is not running")
+        process.begin_controlled_shutdown()
+
+    def fail_over_controller(self, zombie: bool = False) -> None:
+        """A new active controller (soft state rebuilt, controller.md §4.5). With `zombie`, the old
+        one keeps answering AlterPartition from its frozen state, and every broker sends there
+        until a NOT_CONTROLLER makes it rediscover the active one (§12, B21)."""
+        if zombie:
+            self.zombie = copy.deepcopy(self.controller)
+            for process in self.brokers.values():
+                if process.alive:
+                    process.manager.route = ZOMBIE_NODE
+        self.controller.fail_over()
+
+    def retire_zombie(self) -> None:
+        self.zombie = None
+        for process in self.brokers.values():
+            if process.alive:
+                process.manager.route = CONTROLLER_NODE
+
+    def lag_metadata(self, broker: int) -> None:
+        """Freeze the broker's metadata: notices to it are held until `sync_metadata`."""
+        self.metadata_holds[broker] = None
+        self.network.hold(Selector(METADATA, CONTROLLER_NODE, broker))
+
+    def sync_metadata(self, broker: int, offset: int | None = None) -> None:
+        """Apply the log up to `offset` on the broker; without one, catch up fully and stop lagging."""
+        process = self.brokers.get(broker)
+        if offset is None:
+            self.metadata_holds.pop(broker, None)
+            self.network.release(Selector(METADATA, CONTROLLER_NODE, broker))
+        if process is not None and process.alive:
+            process.apply_metadata(self.metadata_end() if offset is None else offset)
+
+    def flush(self, broker: int) -> None:
+        process = self.brokers.get(broker)
+        if process is not None and process.alive:
+            process.flush()
+
+    def hold(self, selector: Selector) -> None:
+        self.network.hold(selector)
+
+    def release(self, selector: Selector | None = None) -> None:
+        self.network.release(selector)
+        if selector is None:
+            self.metadata_holds.clear()
+
+    def heal(
+        self,
+        restart: bool = False,
+        until: Callable[[], bool] | None = None,
+        max_ms: int | None = None,
+        stable_ms: int | None = None,
+        check_every_ms: int | None = None,
+        probe: bool = False,
+    ) -> bool:
+        """Faults stop: holds and metadata lag end, the zombie retires, (optionally) stopped and
+        crashed brokers restart; then time passes with every message delivered. With `until`,
+        returns as soon as it has held continuously for `stable_ms` (default: a lag window and a
+        fetch interval — long enough for a spurious shrink to show), else whether it holds at the
+        end of `max_ms`.
+
+        With `probe`, a client keeps writing: once the faults' aftermath has had a session timeout
+        or a lag window (whichever is longer) to play out, one acks=all record goes to every
+        partition's leader. (The
+        leader recomputes its HW only on appends, follower progress, ISR commits and leadership
+        changes — leader.md §7 — so without traffic a HW held back by a replica that has since
+        become ineligible stays put; a probe is what a live workload would provide.)"""
+        self.release()
+        self.retire_zombie()
+        for broker in list(self.metadata_holds):
+            self.sync_metadata(broker)
+        if restart:
+            for broker, process in sorted(self.brokers.items()):
+                if not process.alive:
+                    self.start_broker(broker)
+        config = self.broker_config
+        session = self.config.broker_session_timeout_ms
+        lag = config.replica_lag_time_max_ms
+        budget = max_ms if max_ms is not None else 3 * session + 4 * lag + config.request_timeout_ms
+        stable = stable_ms if stable_ms is not None else lag + config.replica_fetch_wait_max_ms
+        every = check_every_ms if check_every_ms is not None else max(1, config.replica_fetch_wait_max_ms)
+        if probe:
+            self.advance(max(session, lag) + config.replica_fetch_wait_max_ms)
+            for topic, partition in sorted(self.controller.partitions):
+                self.produce(topic, partition, -1, 1)
+        deadline = self.now_ms + budget
+        held_since: int | None = None
+        while self.now_ms < deadline:
+            self.advance(min(every, deadline - self.now_ms))
+            if until is None:
+                continue
+            if until():
+                if held_since is None:
+                    held_since = self.now_ms
+                if self.now_ms - held_since >= stable:
+                    return True
+            else:
+                held_since = None
+        return True if until is None else until()
+
+    # ================================================================ observation
+
+    def observe(self) -> ClusterObservation:
+        controller = self.controller
+        views = self._partition_views
+        partitions: dict[TopicPartition, PartitionView] = {}
+        for key, state in controller.partitions.items():
+            cached = views.get(key)
+            if cached is None or cached[0] is not state:
+                cached = views[key] = (state, PartitionView(
+                    key[0], key[1], state.replicas, state.isr, state.leader, state.leader_epoch, state.partition_epoch,
+                    state.elr, state.leader_recovery_state.name, controller.change_rules(key[0]).min_isr,
+                ))
+            partitions[key] = cached[1]
+        registration_views = self._registration_views
+        registrations: dict[int, RegistrationView] = {}
+        for b, r in controller.brokers.items():
+            seen = registration_views.get(b)
+            if seen is None or seen[0] is not r:
+                seen = registration_views[b] = (r, RegistrationView(b, r.epoch, r.fenced, r.in_controlled_shutdown))
+            registrations[b] = seen[1]
+        brokers: dict[int, BrokerView] = {}
+        replicas: dict[tuple[int, str, int], ReplicaView] = {}
+        broker_views = self._broker_views
+        replica_views = self._replica_views
+        for broker, process in self.brokers.items():
+            alive = process.alive
+            manager = process.manager
+            outstanding = manager.outstanding() if alive else ()
+            signature: tuple[object, ...] = (
+                process.serial, process.status, process.epoch, process.cache.offset,
+                manager.inflight_requests() if alive else 0, outstanding,
+            )
+            cached_broker = broker_views.get(broker)
+            if cached_broker is None or cached_broker[0] != signature:
+                cached_broker = broker_views[broker] = (signature, BrokerView(
+                    broker, process.status, process.incarnation, process.epoch, process.cache.offset,
+                    manager.inflight_requests() if alive else 0, outstanding,
+                ))
+            brokers[broker] = cached_broker[1]
+            for tp, log in self.disks[broker].logs.items():
+                replica_key = (broker, tp[0], tp[1])
+                partition = process.partitions.get(tp) if alive else None
+                snapshot = log.snapshot()
+                if partition is None:
+                    signature = (process.serial, alive, snapshot, log.hw)
+                else:
+                    signature = (
+                        process.serial, partition.role, partition.leader, partition.leader_epoch,
+                        partition.partition_epoch, snapshot, log.hw, partition.state, partition.epoch_start_offset,
+                    )
+                cached_replica = replica_views.get(replica_key)
+                if cached_replica is None or cached_replica[0] != signature:
+                    cached_replica = replica_views[replica_key] = (signature, self._replica_view(
+                        broker, tp, log.hw, snapshot, partition, alive,
+                    ))
+                replicas[replica_key] = cached_replica[1]
+        shutting = frozenset(
+            b for b, serial in self.controlled_shutdowns.items()
+            if b in self.brokers and self.brokers[b].serial == serial
+        )
+        return ClusterObservation(
+            self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
+            self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
+            self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
+            len(self.network.inflight), len(controller.log),
+        )
+
+    @staticmethod
+    def _replica_view(
+        broker: int, tp: TopicPartition, hw: int, snapshot: tuple[tuple[int, int], ...], partition: Partition | None,
+        alive: bool,
+    ) -> ReplicaView:
+        if partition is None:
+            return ReplicaView(broker, tp[0], tp[1], "none" if alive else "offline", -1, -1, -1, snapshot, hw)
+        state = partition.state
+        leading = partition.role == LEADER
+        return ReplicaView(
+            broker, tp[0], tp[1], partition.role, partition.leader, partition.leader_epoch,
+            partition.partition_epoch, snapshot, hw,
+            state.isr if leading else (), state.maximal_isr if leading else (), state.kind,
+            () if isinstance(state, CommittedPartitionState) else state.sent.isr_ids,
+            partition.epoch_start_offset,
+        )
+
+    def _frozen(self, name: str, items: list[Any]) -> tuple[Any, ...]:
+        """An immutable copy of an append-only list, rebuilt only when it grew."""
+        cached = self._frozen_lists.get(name)
+        if cached is None or len(cached) != len(items):
+            cached = self._frozen_lists[name] = tuple(items)
+        return cached
+
+    def _epoch_leaders_view(self) -> dict[tuple[str, int, int], int]:
+        if len(self._epoch_leaders_copy) != len(self.epoch_leaders):
+            self._epoch_leaders_copy = dict(self.epoch_leaders)
+        return self._epoch_leaders_copy

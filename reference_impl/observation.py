@@ -1,0 +1,210 @@
+"""The one observation shape the cluster-level properties read (bugs.md property table).
+
+Everything is a plain value: what the controller holds, what each broker process and each replica
+holds (log as `(epoch, record id)` pairs), and what a test harness knows from outside — records
+acknowledged to acks=all producers, data-loss faults it injected, controlled shutdowns the
+controller accepted, ISR admissions with the ground truth about the admitted incarnation. A
+black-box target can produce the same shape from its own client and fault injector; fields it
+cannot know stay empty and the checks that need them pass vacuously.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from reference_impl.replica_log import Record
+
+TopicPartition = tuple[str, int]
+
+ALIVE_STATUSES = frozenset({"running", "shutting_down"})
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """The controller's registration of one partition."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    elr: tuple[int, ...] = ()
+    leader_recovery_state: str = "RECOVERED"
+    min_isr: int = 1
+    """min(min.insync.replicas of the topic, replication factor) (leader.md §7.1, §8)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationView:
+    """The controller's registration of one broker."""
+
+    broker: int
+    epoch: int
+    fenced: bool
+    in_controlled_shutdown: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    """One broker process (its current incarnation) as it sees itself."""
+
+    broker: int
+    status: str
+    """running | shutting_down | stopped | crashed."""
+    incarnation: str
+    broker_epoch: int
+    metadata_offset: int
+    alter_partition_requests: int = 0
+    """AlterPartition requests in flight from this broker (§12: at most one)."""
+    alter_partition_items: tuple[tuple[TopicPartition, int, bool], ...] = ()
+    """(partition, proposal id, in flight) for every queued or in-flight proposal."""
+
+    @property
+    def alive(self) -> bool:
+        return self.status in ALIVE_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaView:
+    """One broker's replica of one partition. A stopped or crashed broker's replica is its disk
+    (role "offline")."""
+
+    broker: int
+    topic: str
+    partition: int
+    role: str
+    """leader | follower | none | offline."""
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    log: tuple[Record, ...]
+    hw: int
+    isr: tuple[int, ...] = ()
+    maximal_isr: tuple[int, ...] = ()
+    pending: str = "none"
+    """none | expand | shrink (the leader's ISR state, leader.md §2)."""
+    proposed_isr: tuple[int, ...] = ()
+    epoch_start_offset: int = -1
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+    @property
+    def tp(self) -> TopicPartition:
+        return self.topic, self.partition
+
+
+@dataclass(frozen=True, slots=True)
+class AckedRecord:
+    """A record acknowledged to an acks=all producer."""
+
+    topic: str
+    partition: int
+    offset: int
+    record: int
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrAdmission:
+    """The controller added `broker` to the ISR through an AlterPartition from `leader`. Ground
+    truth at that moment: the broker epoch the controller had registered, the epoch of the
+    running process (-1 if down), and whether that process's log held the leader's log up to
+    the leader's HW."""
+
+    step: int
+    topic: str
+    partition: int
+    broker: int
+    leader: int
+    registered_epoch: int
+    process_epoch: int
+    caught_up: bool | None
+    """None when the leader incarnation that sent the request is gone (nothing to compare with)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataLoss:
+    step: int
+    broker: int
+    kind: str
+    """unflushed | disk."""
+
+
+@dataclass(frozen=True)
+class ClusterObservation:
+    step: int
+    now_ms: int
+    partitions: Mapping[TopicPartition, PartitionView]
+    registrations: Mapping[int, RegistrationView]
+    brokers: Mapping[int, BrokerView]
+    replicas: Mapping[tuple[int, str, int], ReplicaView]
+    acked: tuple[AckedRecord, ...] = ()
+    admissions: tuple[IsrAdmission, ...] = ()
+    data_loss: tuple[DataLoss, ...] = ()
+    shutting_down: frozenset[int] = frozenset()
+    """Brokers whose controlled shutdown the controller has accepted (current incarnation)."""
+    epoch_leaders: Mapping[tuple[str, int, int], int] = field(default_factory=dict)
+    """(topic, partition, leader epoch) → the leader the controller named with that epoch."""
+    unclean: frozenset[TopicPartition] = frozenset()
+    """Partitions that ever had an unclean election (leader recovery state RECOVERING)."""
+    pending_produces: int = 0
+    messages_in_flight: int = 0
+    controller_log_end: int = 0
+
+    def replica(self, broker: int, tp: TopicPartition) -> ReplicaView | None:
+        return self.replicas.get((broker, tp[0], tp[1]))
+
+    def alive(self, broker: int) -> bool:
+        view = self.brokers.get(broker)
+        return view is not None and view.alive
+
+    def serving(self, broker: int) -> bool:
+        """The broker's running process is the incarnation the controller has registered."""
+        view = self.brokers.get(broker)
+        registration = self.registrations.get(broker)
+        return (
+            view is not None and view.alive and registration is not None and registration.epoch == view.broker_epoch
+        )
+
+    def established_leader(self, tp: TopicPartition) -> ReplicaView | None:
+        """The controller's leader, if its process is alive and acts as leader in the controller's epoch."""
+        partition = self.partitions.get(tp)
+        if partition is None or partition.leader < 0 or not self.alive(partition.leader):
+            return None
+        view = self.replica(partition.leader, tp)
+        if view is None or view.role != "leader" or view.leader_epoch != partition.leader_epoch:
+            return None
+        return view
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "now_ms": self.now_ms,
+            "partitions": {f"{t}-{p}": _fields(v) for (t, p), v in sorted(self.partitions.items())},
+            "registrations": {str(b): _fields(v) for b, v in sorted(self.registrations.items())},
+            "brokers": {str(b): _fields(v) for b, v in sorted(self.brokers.items())},
+            "replicas": {f"{b}:{t}-{p}": _fields(v) for (b, t, p), v in sorted(self.replicas.items())},
+            "acked": [_fields(a) for a in self.acked],
+            "admissions": [_fields(a) for a in self.admissions],
+            "data_loss": [_fields(d) for d in self.data_loss],
+            "shutting_down": sorted(self.shutting_down),
+            "unclean": sorted(f"{t}-{p}" for t, p in self.unclean),
+            "pending_produces": self.pending_produces,
+            "messages_in_flight": self.messages_in_flight,
+        }
+
+
+def _fields(value: object) -> dict[str, object]:
+    slots: tuple[str, ...] = getattr(value, "__slots__", ())
+    return {name: _json(getattr(value, name)) for name in slots}
+
+
+def _json(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_json(item) for item in value]
+    return value

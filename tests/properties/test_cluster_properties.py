@@ -1,0 +1,331 @@
+"""Every cluster-level property (conformance/properties/cluster_level.py) on hand-built
+observations: one that must pass and at least one that must fail, so each check is shown able to
+fail. Violations must be JSON-able and name the property and step."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from conformance.properties.cluster_level import (
+    STEP_PROPERTIES,
+    History,
+    Violation,
+    leader_in_isr,
+    p_1if,
+    p_ack,
+    p_elig,
+    p_hwm,
+    p_hwv,
+    p_lead,
+    p_live,
+    p_log,
+)
+from conformance.properties.monitor import PropertyMonitor
+from reference_impl.observation import (
+    AckedRecord,
+    BrokerView,
+    ClusterObservation,
+    DataLoss,
+    IsrAdmission,
+    PartitionView,
+    RegistrationView,
+    ReplicaView,
+)
+
+TP = ("t", 0)
+LOG = ((0, 1), (0, 2), (0, 3))
+NO_HISTORY = History()
+
+
+def partition(**changes: Any) -> PartitionView:
+    base = PartitionView("t", 0, (1, 2, 3), (1, 2, 3), 1, 0, 0, (), "RECOVERED", 2)
+    return replace(base, **changes)
+
+
+def replica(broker: int, **changes: Any) -> ReplicaView:
+    leading = broker == 1
+    base = ReplicaView(
+        broker, "t", 0, "leader" if leading else "follower", 1, 0, 0, LOG, 3,
+        (1, 2, 3) if leading else (), (1, 2, 3) if leading else (), "none", (), 0 if leading else -1,
+    )
+    return replace(base, **changes)
+
+
+def observation(
+    *,
+    partitions: dict[tuple[str, int], PartitionView] | None = None,
+    replicas: dict[int, ReplicaView] | None = None,
+    registrations: dict[int, RegistrationView] | None = None,
+    brokers: dict[int, BrokerView] | None = None,
+    step: int = 7,
+    **fields: Any,
+) -> ClusterObservation:
+    """A healthy 3-broker cluster with partition t-0 (leader 1, ISR {1,2,3}, three records, HW 3)."""
+    views = {b: replica(b) for b in (1, 2, 3)}
+    views.update(replicas or {})
+    fields.setdefault("controller_log_end", 5)
+    return ClusterObservation(
+        step=step,
+        now_ms=1000,
+        partitions=partitions if partitions is not None else {TP: partition()},
+        registrations=registrations if registrations is not None else {
+            b: RegistrationView(b, 10 + b, False, False) for b in (1, 2, 3)
+        },
+        brokers=brokers if brokers is not None else {
+            b: BrokerView(b, "running", f"i{b}", 10 + b, 5) for b in (1, 2, 3)
+        },
+        replicas={(b, "t", 0): v for b, v in views.items()},
+        **fields,
+    )
+
+
+HEALTHY = observation()
+
+
+def names(violations: list[Violation]) -> set[str]:
+    return {v.property for v in violations}
+
+
+@pytest.mark.parametrize("name", sorted(STEP_PROPERTIES))
+def test_every_step_property_holds_on_a_healthy_cluster(name: str) -> None:
+    assert STEP_PROPERTIES[name](HEALTHY, History(HEALTHY)) == []
+
+
+def test_p_live_holds_on_a_healthy_cluster() -> None:
+    assert p_live(HEALTHY) == []
+
+
+# ---------------------------------------------------------------------------------- P-ACK
+
+
+def test_p_ack() -> None:
+    acked = (AckedRecord("t", 0, 1, 2, 99),)
+    assert p_ack(observation(acked=acked), NO_HISTORY) == []
+    lost = observation(acked=acked, replicas={1: replica(1, log=((0, 1), (1, 7)), hw=2)})
+    [violation] = p_ack(lost, NO_HISTORY)
+    assert violation.property == "P-ACK" and violation.step == 7
+    assert violation.evidence["record"] == 2 and violation.evidence["leader_holds"] == [1, 7]
+    assert p_ack(observation(acked=acked, replicas={1: replica(1, log=((0, 1),), hw=1)}), NO_HISTORY)
+
+
+def test_p_ack_exemptions() -> None:
+    """Unclean elections are outside P-ACK; a leader that has not taken over is not judged yet."""
+    acked = (AckedRecord("t", 0, 1, 2, 99),)
+    short = {1: replica(1, log=((0, 1),), hw=1)}
+    assert p_ack(observation(acked=acked, replicas=short, unclean=frozenset({TP})), NO_HISTORY) == []
+    not_yet = {1: replica(1, log=((0, 1),), hw=1, role="follower")}
+    assert p_ack(observation(acked=acked, replicas=not_yet), NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-HWV
+
+
+def test_p_hwv_valid_high_watermark() -> None:
+    behind = observation(replicas={3: replica(3, log=LOG[:1], hw=1)})
+    [violation] = p_hwv(behind, NO_HISTORY)
+    assert violation.evidence["member"] == 3 and violation.evidence["member_leo"] == 1
+
+
+def test_p_hwv_strong_isr() -> None:
+    different = observation(replicas={2: replica(2, log=((0, 1), (0, 9), (0, 3)))})
+    [violation] = p_hwv(different, NO_HISTORY)
+    assert violation.evidence["offset"] == 1
+
+
+def test_p_hwv_skips_members_whose_incarnation_is_not_running() -> None:
+    down = observation(
+        replicas={3: replica(3, log=(), hw=0, role="offline")},
+        brokers={1: BrokerView(1, "running", "i1", 11, 5), 2: BrokerView(2, "running", "i2", 12, 5),
+                 3: BrokerView(3, "crashed", "i3", 13, 5)},
+    )
+    assert p_hwv(down, NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-ELIG
+
+
+def registrations(**overrides: RegistrationView) -> dict[int, RegistrationView]:
+    views = {b: RegistrationView(b, 10 + b, False, False) for b in (1, 2, 3)}
+    views.update({int(k[1:]): v for k, v in overrides.items()})
+    return views
+
+
+def test_p_elig_fenced_or_shutting_down_member() -> None:
+    fenced = observation(registrations=registrations(b3=RegistrationView(3, 13, True, False)))
+    assert [v.evidence["reason"] for v in p_elig(fenced, NO_HISTORY)] == ["fenced"]
+    shutting = observation(registrations=registrations(b3=RegistrationView(3, 13, False, True)))
+    assert [v.evidence["reason"] for v in p_elig(shutting, NO_HISTORY)] == ["in controlled shutdown"]
+    accepted = observation(shutting_down=frozenset({2}))
+    assert [v.evidence["broker"] for v in p_elig(accepted, NO_HISTORY)] == [2]
+
+
+def test_p_elig_last_member_of_a_leaderless_partition_may_stay() -> None:
+    lone = observation(
+        partitions={TP: partition(isr=(3,), leader=-1)},
+        registrations=registrations(b3=RegistrationView(3, 13, True, False)),
+    )
+    assert p_elig(lone, NO_HISTORY) == []
+
+
+def test_p_elig_admissions() -> None:
+    def admitted(process_epoch: int, caught_up: bool | None) -> ClusterObservation:
+        return observation(admissions=(IsrAdmission(7, "t", 0, 3, 1, 13, process_epoch, caught_up),))
+
+    assert p_elig(admitted(13, True), NO_HISTORY) == []
+    assert p_elig(admitted(-1, False), NO_HISTORY) == []
+    assert p_elig(admitted(13, None), NO_HISTORY) == []
+    assert "had not caught up" in p_elig(admitted(13, False), NO_HISTORY)[0].message
+    assert "epoch 14" in p_elig(admitted(14, True), NO_HISTORY)[0].message
+    seen = admitted(13, False)
+    assert p_elig(seen, History(seen)) == []
+
+
+# ---------------------------------------------------------------------------------- P-LOG
+
+
+def test_p_log() -> None:
+    diverged_suffix = observation(replicas={3: replica(3, log=((0, 1), (0, 2), (1, 8)), hw=2)})
+    assert p_log(diverged_suffix, NO_HISTORY) == []
+    broken = observation(replicas={3: replica(3, log=((0, 1), (0, 5), (0, 3)), hw=2)})
+    violations = p_log(broken, NO_HISTORY)
+    assert {tuple(v.evidence["brokers"]) for v in violations} == {(1, 3), (2, 3)}
+    assert violations[0].evidence["first_difference"] == 1
+
+
+# ---------------------------------------------------------------------------------- P-HWM
+
+
+def test_p_hwm_leader_hw_monotonic_within_an_epoch() -> None:
+    before = observation()
+    after = observation(replicas={1: replica(1, hw=2)})
+    assert "went from 3 to 2" in p_hwm(after, History(before))[0].message
+    new_epoch = observation(replicas={1: replica(1, hw=2, leader_epoch=1)})
+    assert all("went from" not in v.message for v in p_hwm(new_epoch, History(before)))
+
+
+def test_p_hwm_hw_never_past_the_leo() -> None:
+    assert "is past its log end" in p_hwm(observation(replicas={2: replica(2, hw=4)}), NO_HISTORY)[0].message
+
+
+def test_p_hwm_records_below_the_hw_stay() -> None:
+    before = observation()
+    truncated = observation(replicas={2: replica(2, log=LOG[:1], hw=1)})
+    [violation] = p_hwm(truncated, History(before))
+    assert violation.evidence["broker"] == 2 and violation.evidence["hw_before"] == 3
+    lost = observation(replicas={2: replica(2, log=LOG[:1], hw=1)}, data_loss=(DataLoss(7, 2, "disk"),))
+    assert p_hwm(lost, History(before)) == []
+
+
+def test_p_hwm_exposed_records_survive_leader_changes() -> None:
+    history = History(None, {TP: LOG})
+    new_leader = observation(
+        partitions={TP: partition(leader=2, leader_epoch=1)},
+        replicas={2: replica(2, role="leader", leader=2, leader_epoch=1, log=LOG[:2], hw=2),
+                  1: replica(1, role="follower", leader=2, leader_epoch=1)},
+    )
+    assert "lacks records exposed" in p_hwm(new_leader, history)[0].message
+
+
+# ---------------------------------------------------------------------------------- P-1IF
+
+
+def test_p_1if() -> None:
+    two_requests = observation(brokers={1: BrokerView(1, "running", "i1", 11, 5, 2, ((TP, 4, True),))})
+    assert "2 AlterPartition requests" in p_1if(two_requests, NO_HISTORY)[0].message
+    two_proposals = observation(brokers={1: BrokerView(1, "running", "i1", 11, 5, 1, ((TP, 4, True), (TP, 5, False)))})
+    assert p_1if(two_proposals, NO_HISTORY)[0].evidence["proposals"] == [4, 5]
+    one = observation(brokers={1: BrokerView(1, "running", "i1", 11, 5, 1, ((TP, 4, True),))})
+    assert p_1if(one, NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-LEAD
+
+
+def test_p_lead_acting_in_someone_elses_epoch() -> None:
+    stale = observation(
+        replicas={2: replica(2, role="leader", leader=2, leader_epoch=0)}, epoch_leaders={("t", 0, 0): 1}
+    )
+    assert "gave epoch 0 to 1" in p_lead(stale, NO_HISTORY)[0].message
+    assert p_lead(observation(epoch_leaders={("t", 0, 0): 1}), NO_HISTORY) == []
+
+
+def test_p_lead_two_actors_and_epochs_going_back() -> None:
+    history = History(None, {}, {("t", 0, 0): 3})
+    assert "already acted" in p_lead(HEALTHY, history)[0].message
+    before = observation(partitions={TP: partition(leader_epoch=2, partition_epoch=5)})
+    assert "went backwards" in p_lead(HEALTHY, History(before))[0].message
+
+
+# ---------------------------------------------------------------------------------- LeaderInIsr
+
+
+def test_leader_in_isr() -> None:
+    assert leader_in_isr(observation(partitions={TP: partition(isr=(2, 3))}), NO_HISTORY)
+    assert leader_in_isr(observation(partitions={TP: partition(isr=(2, 3), leader=-1)}), NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-LIVE
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"replicas": {1: replica(1, pending="shrink")}}, "pending shrink"),
+        ({"brokers": {1: BrokerView(1, "running", "i1", 11, 5, 1, ((TP, 4, True),)),
+                      2: BrokerView(2, "running", "i2", 12, 5), 3: BrokerView(3, "running", "i3", 13, 5)}},
+         "proposals queued"),
+        ({"partitions": {TP: partition(isr=(1, 2))}}, "caught-up eligible follower 3"),
+        ({"replicas": {3: replica(3, log=LOG[:2], hw=2)}}, "down or lagging"),
+        ({"replicas": {1: replica(1, hw=2)}, "partitions": {TP: partition(min_isr=2)}}, "has not reached"),
+        ({"replicas": {2: replica(2, hw=2)}}, "has not converged"),
+        ({"partitions": {TP: partition(leader=-1)}}, "leaderless"),
+        ({"pending_produces": 2}, "acks=all requests still waiting"),
+        ({"controller_log_end": 9}, "applied metadata"),
+        ({"registrations": registrations(b2=RegistrationView(2, 12, True, False))}, "not registered and unfenced"),
+    ],
+)
+def test_p_live_finds(changes: dict[str, Any], fragment: str) -> None:
+    found = p_live(observation(**changes))
+    assert any(fragment in v.message for v in found), [v.message for v in found]
+    assert all(v.property == "P-LIVE" for v in found)
+
+
+def test_p_live_allows_a_frozen_hw_under_min_isr() -> None:
+    under = observation(
+        partitions={TP: partition(isr=(1,), min_isr=2)},
+        replicas={1: replica(1, hw=2), 2: replica(2, role="offline"), 3: replica(3, role="offline")},
+        brokers={1: BrokerView(1, "running", "i1", 11, 5), 2: BrokerView(2, "crashed", "i2", 12, 5),
+                 3: BrokerView(3, "crashed", "i3", 13, 5)},
+    )
+    assert p_live(under) == []
+
+
+# ---------------------------------------------------------------------------------- values and monitor
+
+
+def test_violations_are_json_values() -> None:
+    violation = p_hwv(observation(replicas={3: replica(3, log=LOG[:1], hw=1)}), NO_HISTORY)[0]
+    data = json.loads(json.dumps(violation.to_json()))
+    assert data["property"] == "P-HWV" and data["step"] == 7 and data["evidence"]["member"] == 3
+    finding = violation.to_finding("tick")
+    assert finding.property == "P-HWV" and finding.signature == "violation:tick:P-HWV:"
+
+
+def test_observation_is_json_able() -> None:
+    data = observation(acked=(AckedRecord("t", 0, 1, 2, 99),)).to_json()
+    assert json.loads(json.dumps(data))["replicas"]["1:t-0"]["log"] == [[0, 1], [0, 2], [0, 3]]
+
+
+def test_monitor_reports_a_violation_once() -> None:
+    monitor = PropertyMonitor()
+    broken = observation(partitions={TP: partition(isr=(2, 3))})
+    assert names(monitor.observe(broken)) == {"LeaderInIsr"}
+    assert monitor.observe(replace(broken, step=8)) == []
+    assert [v.property for v in monitor.violations] == ["LeaderInIsr"]
+    assert PropertyMonitor(["P-ACK"]).observe(broken) == []
+    with pytest.raises(KeyError):
+        PropertyMonitor(["P-NOPE"])
