@@ -2,12 +2,15 @@
 
 Every operation is followed by `Cluster.settle()` — the network delivers everything not held,
 in send order, without time passing — and by a check of every step property on the new
-observation. Controller-level operations act on the cluster's controller (admin requests) or
+observation. The engine's cluster machine turns settling off (`settle=False`) and moves the
+network itself with `events` (one scheduler event at a time, in an order drawn by Hypothesis),
+so that messages race. Controller-level operations act on the cluster's controller (admin requests) or
 through its brokers (registration, heartbeats, controlled shutdown).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,7 +72,9 @@ class ReferenceClusterTarget(Target):
         follower_rules: FollowerRules | None = None,
         manager_class: type[AlterPartitionManager] = AlterPartitionManager,
         broker_config: BrokerConfig | None = None,
+        settle: bool = True,
     ) -> None:
+        self.settles = settle
         self.options: dict[str, Any] = {
             "controller_class": controller_class, "leader_rules": leader_rules, "follower_rules": follower_rules,
             "manager_class": manager_class,
@@ -110,7 +115,7 @@ class ReferenceClusterTarget(Target):
         cluster.next_step()
         try:
             result = self.run(op, args)
-            cluster.settle()
+            self.settle()
         except ValueError as error:
             raise TargetFailure("error", f"{op}: {error}") from None
         except (QuiescenceError, RecursionError) as error:
@@ -139,12 +144,12 @@ class ReferenceClusterTarget(Target):
                 if process is None or not process.alive:
                     raise ValueError(f"broker {broker} is not running")
                 process.heartbeat()
-                cluster.settle()
+                self.settle()
                 return self.heartbeat_result(broker)
             case "controlled_shutdown":
                 broker = int(args["broker"])
                 cluster.controlled_shutdown(broker)
-                cluster.settle()
+                self.settle()
                 return self.heartbeat_result(broker)
             case "fail_over_controller":
                 cluster.fail_over_controller(bool(args.get("zombie", False)))
@@ -154,7 +159,7 @@ class ReferenceClusterTarget(Target):
                     str(args["topic"]), int(args.get("partition", 0)), acks_value(args.get("acks", "all")),
                     int(args.get("records", 1)), None if args.get("to") is None else int(args["to"]),
                 )
-                cluster.settle()
+                self.settle()
                 return {"error": state.error, "offset": state.base_offset, "request": state.request,
                         "status": state.status}
             case "fetch":
@@ -169,8 +174,12 @@ class ReferenceClusterTarget(Target):
             case "release":
                 chosen = selector(args)
                 cluster.release(None if chosen == Selector() else chosen)
-                cluster.settle()
+                self.settle()
                 return {"held": len(cluster.network.matching(chosen))}
+            case "events":
+                rng = random.Random(int(args.get("seed", 0)))
+                happened = sum(1 for _ in range(int(args.get("count", 1))) if cluster.step(rng))
+                return {"events": happened}
             case "tick":
                 cluster.advance(int(args["ms"]))
                 return {"now_ms": cluster.now_ms}
@@ -180,7 +189,7 @@ class ReferenceClusterTarget(Target):
             case "restart":
                 broker = int(args["broker"])
                 process = cluster.restart(broker)
-                cluster.settle()
+                self.settle()
                 return {"registered": process.epoch >= 0, "broker_epoch": process.epoch}
             case "lag_metadata":
                 broker = int(args["broker"])
@@ -203,12 +212,16 @@ class ReferenceClusterTarget(Target):
                 return {"live": "violated" if self.liveness else "holds"}
         raise ValueError(f"operation {op!r} is not supported at the cluster level")
 
+    def settle(self) -> None:
+        if self.settles:
+            self.cluster.settle()
+
     def register(self, broker: int, incarnation: Any) -> Result:
         cluster = self.cluster
         process = cluster.brokers.get(broker)
         if process is None or not process.alive:
             process = cluster.start_broker(broker, None if incarnation is None else str(incarnation))
-        cluster.settle()
+        self.settle()
         error = process.registration_error
         return {"error": "NONE" if process.epoch >= 0 else (error.name if error is not None else "REQUEST_TIMED_OUT"),
                 "broker_epoch": process.epoch}

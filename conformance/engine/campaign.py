@@ -26,9 +26,10 @@ from conformance.engine.findings import ERROR, Finding
 from conformance.engine.records import SCHEMA, RecordWriter, utc_timestamp
 from conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
 from conformance.engine.targets import TargetSpec
+from conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine, engine_cluster
 from conformance.generator.controller_machine import ControllerMachine
 
-LEVELS = ("controller",)
+LEVELS = ("controller", "cluster")
 DEFAULT_BATCH = 25
 
 
@@ -113,7 +114,7 @@ class Worker:
         if self.writer.path is not None:
             self.result.records_files.append(str(self.writer.path))
         self.counter = 0
-        self.make_target = self.spec.factory()
+        self.make_target = self.spec.factory(config.level)
         self.unsupported = self.make_target().unsupported_operations
 
     def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
@@ -166,13 +167,16 @@ class Worker:
         """Run one seeded batch; True when the campaign should stop (stop-at-first found)."""
         config = self.config
         batch_seed = config.seed + batch
+        cluster = config.level == "cluster"
         context = RunContext(
-            make_reference=ReferenceTarget, make_target=self.make_target, release=config.release, config={},
+            make_reference=engine_cluster if cluster else ReferenceTarget,
+            make_target=self.make_target, release=config.release, config=CLUSTER_CONFIG if cluster else {},
             on_run=lambda finished: self.record(finished, batch_seed, examples),
-            stop_at_first=config.stop_at_first, differential=config.differential,
-            unsupported=self.unsupported,
+            stop_at_first=config.stop_at_first, differential=config.differential and not cluster,
+            unsupported=self.unsupported, level=config.level,
         )
-        machine = type("ControllerCampaign", (ControllerMachine,), {"context": context})
+        base = ClusterMachine if cluster else ControllerMachine
+        machine = type(f"{base.__name__}Campaign", (base,), {"context": context})
         test = get_state_machine_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=config.steps, database=None, deadline=None,
             phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),

@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import event
 
 from adapters.base import Target, TargetFailure
+from conformance.engine.cluster_pair import ClusterPairRun
 from conformance.engine.findings import Finding
 from conformance.engine.pair import PairRun
 from conformance.scenario.model import Step
@@ -31,7 +32,7 @@ class FindingFailure(AssertionError):
 
 @dataclass
 class FinishedRun:
-    run: PairRun
+    run: PairRun | ClusterPairRun
     seconds: float
     started_at: float
 
@@ -47,6 +48,7 @@ class RunContext:
     differential: bool = True
     observes_target: bool = True
     unsupported: frozenset[str] = frozenset()
+    level: str = "controller"
     first_signature: str | None = None
     shrinking: bool = False
     last_failing: FinishedRun | None = None
@@ -57,10 +59,14 @@ class RunContext:
     def supports(self, op: str) -> bool:
         return op not in self.unsupported
 
-    def start_run(self) -> PairRun:
+    def start_run(self) -> Any:
         reference, target = self.make_reference(), self.make_target()
         reference.open(self.release, self.config)
-        run = PairRun(reference, target, self.release, self.differential, self.observes_target)
+        run: PairRun | ClusterPairRun
+        if self.level == "cluster":
+            run = ClusterPairRun(reference, target, self.release)
+        else:
+            run = PairRun(reference, target, self.release, self.differential, self.observes_target)
         try:
             target.open(self.release, self.config)
         except TargetFailure as failure:
@@ -68,7 +74,7 @@ class RunContext:
         self._started[id(run)] = time.time()
         return run
 
-    def execute(self, run: PairRun, step: Step) -> None:
+    def execute(self, run: PairRun | ClusterPairRun, step: Step) -> None:
         if run.stopped:
             return
         findings = run.step(step)
@@ -83,7 +89,7 @@ class RunContext:
             event(signature)
             raise FindingFailure(findings[0])
 
-    def finish_run(self, run: PairRun) -> None:
+    def finish_run(self, run: PairRun | ClusterPairRun) -> None:
         started = self._started.pop(id(run), time.time())
         finished = FinishedRun(run, time.time() - started, started)
         for side in (run.reference, run.target):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from adapters.base import Target
 from adapters.reference import ReferenceTarget
 from adapters.registry import make_target
+from conformance.generator.cluster_machine import engine_cluster
 from isrcheck.usage import UsageError
 from reference_impl.mutants import CATALOGUE, Mutant
 
@@ -29,17 +31,31 @@ class TargetSpec:
             raise UsageError(f"unknown mutant {self.mutant!r} (see 'isrcheck mutants'; known: {', '.join(CATALOGUE)})")
         return CATALOGUE[self.mutant]
 
-    def factory(self) -> Callable[[], Target]:
-        """A function building a fresh target per run; mutants apply to the reference adapter."""
+    def factory(self, level: str = "controller") -> Callable[[], Target]:
+        """A function building the target for each run; mutants apply to the reference adapter.
+        At the cluster level the reference is the simulated cluster, stepped by the engine."""
         mutant = self.mutant_entry()
-        if mutant is not None:
+        if mutant is not None and self.adapter != "reference":
+            raise UsageError(f"--mutant applies to the reference adapter, not {self.adapter!r}")
+        if level == "cluster":
             if self.adapter != "reference":
-                raise UsageError(f"--mutant applies to the reference adapter, not {self.adapter!r}")
+                raise UsageError(f"adapter {self.adapter!r} does not offer the cluster level to the engine "
+                                 "(kafka-cluster has its own loop: docs/real-kafka.md)")
+            options = {} if mutant is None else cluster_options(mutant)
+            return lambda: engine_cluster(**options)
+        if mutant is not None:
             controller_class = mutant.controller_class
             if controller_class is None:
-                raise UsageError(f"mutant {mutant.id} is {mutant.level}-level; the controller machine cannot run it")
+                raise UsageError(f"mutant {mutant.id} is cluster-level; run it with --level cluster")
             return lambda: ReferenceTarget(controller_class)
         return SharedTarget(self.adapter, self.timeout_s)
+
+
+def cluster_options(mutant: Mutant) -> dict[str, Any]:
+    options: dict[str, Any] = dict(getattr(mutant, "cluster_options", ()))
+    if mutant.controller_class is not None:
+        options.setdefault("controller_class", mutant.controller_class)
+    return options
 
 
 class SharedTarget:

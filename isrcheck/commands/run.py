@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.adapter_options import with_cli_options
-from conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
+from conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
 from conformance.engine.junit import write_junit
 from conformance.engine.targets import TargetSpec
 from isrcheck.usage import UsageError
@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
                         help="reference | exec:COMMAND | module:Class | an installed plug-in name")
     parser.add_argument("--kafka", default=NEWEST, metavar="RELEASE", help=f"release profile ({', '.join(PROFILES)})")
     parser.add_argument("--mutant", help="run the reference with this mutant applied (see 'isrcheck mutants')")
-    parser.add_argument("--level", default="controller", choices=[*LEVELS, "all"])
+    parser.add_argument("--level", default=None, choices=[*LEVELS, "all"],
+                        help="controller, cluster or all (default: the mutant's level, else controller)")
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument("--examples", type=int, help="number of runs (default 100)")
     amount.add_argument("--budget", type=float, metavar="SECONDS", help="run until this many seconds have passed")
@@ -65,7 +66,9 @@ def parse_workers(text: str) -> int:
     return workers
 
 
-def config_from(args: argparse.Namespace) -> CampaignConfig:
+def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[str]]:
+    """One campaign per level, and the reasons for levels skipped (a target that cannot run
+    a level is skipped with its reason, not an error, when `--level all` asks for it)."""
     try:
         release = profile_named(args.kafka).name
     except ValueError as error:
@@ -78,42 +81,67 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         raise UsageError("--timeout must be positive")
     args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     spec = TargetSpec(args.adapter, args.mutant, args.timeout)
-    spec.factory()  # unknown adapter or mutant → usage error before anything runs
+    mutant = spec.mutant_entry()
+    level = args.level or (mutant.level if mutant is not None else "controller")
+    levels = list(LEVELS) if level == "all" else [level]
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
-    return CampaignConfig(
-        adapter=args.adapter, release=release, mutant=args.mutant, level="controller",
-        examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,
-        steps=args.steps, seed=seed, workers=parse_workers(args.workers), records_dir=args.records,
-        stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
-    )
+    configs, skipped = [], []
+    for chosen in levels:
+        try:
+            spec.factory(chosen)  # unknown adapter or mutant → usage error before anything runs
+        except UsageError as error:
+            if level != "all":
+                raise
+            skipped.append(f"{chosen} level skipped: {error}")
+            continue
+        configs.append(CampaignConfig(
+            adapter=args.adapter, release=release, mutant=args.mutant, level=chosen,
+            examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,
+            steps=args.steps, seed=seed, workers=parse_workers(args.workers), records_dir=args.records,
+            stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
+        ))
+    return configs, skipped
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    configs, skipped = configs_from(args)
     interactive = sys.stderr.isatty() and not args.json
+    for reason in skipped:
+        print(reason, file=sys.stderr)
 
     def progress(runs: int, steps: int, findings: int, seconds: float) -> None:
         if interactive:
             rate = steps / seconds if seconds else 0.0
             print(f"\r{runs} runs  {rate:,.0f} steps/s  {findings} findings", end="", file=sys.stderr, flush=True)
 
-    print(f"campaign {config.campaign_id}: {config.adapter}{'+' + config.mutant if config.mutant else ''} "
-          f"on Kafka {config.release}, {config.level} level, seed {config.seed}", file=sys.stderr)
-    result = run_campaign(config, progress)
-    if interactive:
-        print(file=sys.stderr)
-    if args.junit is not None:
-        write_junit(args.junit, config, result)
+    found = False
+    summaries = []
+    for config in configs:
+        print(f"campaign {config.campaign_id}: {config.adapter}{'+' + config.mutant if config.mutant else ''} "
+              f"on Kafka {config.release}, {config.level} level, seed {config.seed}", file=sys.stderr)
+        result = run_campaign(config, progress)
+        found = found or result.found
+        if interactive:
+            print(file=sys.stderr)
+        if args.junit is not None:
+            suffix = "" if len(configs) == 1 else f"-{config.level}"
+            write_junit(args.junit.with_name(args.junit.stem + suffix + args.junit.suffix), config, result)
+        summaries.append({"campaign_id": config.campaign_id, "level": config.level, "seed": config.seed,
+                          **result.to_json()})
+        if not args.json:
+            print_result(config.level, result)
     if args.json:
-        print(json.dumps({"campaign_id": config.campaign_id, "seed": config.seed, **result.to_json()}, indent=2))
-    else:
-        rate = result.steps / result.seconds if result.seconds else 0.0
-        print(f"{result.runs} runs, {result.steps} steps in {result.seconds:.1f} s ({rate:,.0f} steps/s)")
-        for signature, count in result.signatures.most_common():
-            example = result.examples.get(signature, {})
-            print(f"FOUND {signature} ({count}x): {example.get('message')}")
-            if example.get("replay"):
-                print(f"  replay: {example['replay']}")
-        if not result.signatures:
-            print("nothing found")
-    return 1 if result.found else 0
+        print(json.dumps(summaries[0] if len(summaries) == 1 else {"campaigns": summaries}, indent=2))
+    return 1 if found else 0
+
+
+def print_result(level: str, result: CampaignResult) -> None:
+    rate = result.steps / result.seconds if result.seconds else 0.0
+    print(f"{level}: {result.runs} runs, {result.steps} steps in {result.seconds:.1f} s ({rate:,.0f} steps/s)")
+    for signature, count in result.signatures.most_common():
+        example = result.examples.get(signature, {})
+        print(f"FOUND {signature} ({count}x): {example.get('message')}")
+        if example.get("replay"):
+            print(f"  replay: {example['replay']}")
+    if not result.signatures:
+        print("nothing found")

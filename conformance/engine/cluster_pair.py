@@ -1,0 +1,97 @@
+"""One cluster-level run: the reference cluster and the target cluster stepped together.
+
+At this level the two sides are not compared with each other: the same operations and the same
+drawn scheduler choices still lead to different message timings as soon as an implementation
+batches, retries or reacts differently — which Kafka allows (the negative controls are exactly
+such variations). So a cluster-level finding is a property violation on the target's own
+observations (P-ACK, P-HWV, P-ELIG, P-LOG, P-HWM, P-1IF, P-LEAD, LeaderInIsr after every step,
+P-LIVE after the heal). The reference runs alongside because the generator draws from its state,
+and a property failing on the reference is itself reported (an isrcheck bug, kind `error`).
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.base import Target, TargetFailure
+from conformance.engine.findings import CRASH, ERROR, VIOLATION, Finding
+from conformance.engine.pair import TraceStep
+from conformance.scenario.model import Step
+from conformance.scenario.run import Session, StepError
+
+CLUSTER_ACTORS = {
+    "produce": ("producer", "leader"), "events": ("network", "network"), "tick": ("clock", "cluster"),
+    "crash": ("nemesis", "broker"), "restart": ("nemesis", "broker"), "drop": ("nemesis", "network"),
+    "duplicate": ("nemesis", "network"), "hold": ("nemesis", "network"), "release": ("nemesis", "network"),
+    "lag_metadata": ("nemesis", "broker"), "sync_metadata": ("nemesis", "broker"),
+    "fail_over_controller": ("nemesis", "controller"), "heal": ("harness", "cluster"),
+}
+
+
+def cluster_actors(op: str, args: dict[str, Any]) -> tuple[str, str]:
+    src, dst = CLUSTER_ACTORS.get(op, ("harness", "controller"))
+    if dst == "broker" and "broker" in args:
+        dst = f"broker {args['broker']}"
+    if op == "controlled_shutdown" or op in ("register_broker", "unfence_broker"):
+        return f"broker {args['broker']}", "controller"
+    if op in ("create_topic", "elect_leaders"):
+        return "admin", "controller"
+    return src, dst
+
+
+@dataclass
+class ClusterPairRun:
+    reference: Target
+    target: Target
+    release: str
+    trace: list[TraceStep] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ref_session = Session(self.reference, self.release)
+        self.tgt_session = Session(self.target, self.release)
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.findings)
+
+    def step(self, step: Step) -> list[Finding]:
+        if self.stopped:
+            return []
+        index = len(self.trace) + 1
+        src, dst = cluster_actors(step.op, step.args)
+        trace = TraceStep(index, step.op, dict(step.args), src, dst, None, None, dict(step.captures))
+        self.trace.append(trace)
+        try:
+            trace.reference = self.ref_session.run_step(step)
+        except TargetFailure as failure:
+            self.findings = [Finding(ERROR, step.op, index, f"the reference failed: {failure}")]
+            return self.findings
+        try:
+            trace.target = self.tgt_session.run_step(step)
+        except TargetFailure as failure:
+            kind = failure.kind if failure.kind in ("timeout", "crash", "error") else VIOLATION
+            prop = "P-LIVE" if failure.kind == "livelock" else None
+            self.findings = [Finding(kind, step.op, index, f"{step.op}: {failure}", property=prop)]
+            return self.findings
+        except StepError as error:
+            self.findings = [Finding(ERROR, step.op, index, f"{step.op}: {error}")]
+            return self.findings
+        except Exception as error:
+            self.findings = [Finding(CRASH, step.op, index, f"{step.op}: {type(error).__name__}: {error}",
+                                     evidence={"traceback": traceback.format_exc(limit=5)})]
+            return self.findings
+        target_status = self.target.observe("property", {"name": "all"})
+        if target_status.get("status") == "violated":
+            first = target_status["first"]
+            self.findings = [Finding(VIOLATION, step.op, index, first["message"], property=first["property"],
+                                     evidence=first.get("evidence") or {})]
+            return self.findings
+        reference_status = self.reference.observe("property", {"name": "all"})
+        if reference_status.get("status") == "violated":
+            first = reference_status["first"]
+            self.findings = [Finding(ERROR, step.op, index, f"the reference violated {first['property']}: "
+                                     f"{first['message']}", property=first["property"])]
+        return self.findings
