@@ -19,6 +19,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.replay",
     "isrcheck.commands.mutants",
     "isrcheck.commands.serve_controller",
+    "isrcheck.commands.summarize",
+    "isrcheck.commands.report",
+    "isrcheck.commands.pipeline",
 )
 
 

@@ -1,9 +1,9 @@
-"""What makes a line a valid `isrcheck.run/1` record, written once as data.
+"""What makes a line a valid `isrcheck.run/1` record, written once as data and one function.
 
-docs/records.md is the contract. Two readers enforce it — plain Python (`records_io`) and Spark
-(`spark_rules` compiles these same rules into SQL expressions) — and their summaries must agree,
-so the rules live here as a table both walk in the same order, and the first failing rule gives
-the reason, word for word the same in both.
+docs/records.md is the contract; `parse_line` applies it to one line and names the first rule a
+line breaks. Both summaries use it — the plain-Python reader (`records_io`) for every line, the
+Spark job (`spark_rules`) for every line it cannot settle by itself — so their counts and reasons
+agree by construction.
 
 JSON types are named as a person reads them: null, boolean, integer, number, string, array,
 object. "integer" means a whole number that fits in 64 bits (what Spark stores); a larger one or a
@@ -12,6 +12,7 @@ number written with a fraction or exponent (`1.0`, `1e3`) is a "number".
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ class Field:
     @property
     def expected(self) -> str:
         """Accepted types as the reason text names them: "string or null"."""
-        return " or ".join(t for t in TYPE_ORDER if t in self.types)
+        names = [t for t in TYPE_ORDER if t in self.types and t != "null"]
+        return " or ".join([*names, "null"] if "null" in self.types else names)
 
     def accepts(self, got: str) -> bool:
         """Whether a value of JSON type `got` may stand here; a "number" field takes integers too."""
@@ -179,3 +181,41 @@ def check_item(item: object, items: Shape | str, path: str) -> str | None:
         return wrong_type(path, "object", got)
     assert isinstance(item, dict)
     return check_object(item, items, path + ".")
+
+
+_JSON_SPACE = " \t\r\n"
+
+
+def _reject_constant(name: str) -> object:
+    # NaN and Infinity are not JSON; Python accepts them by default, Spark does not
+    raise ValueError(name)
+
+
+_decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def parse_line(line: str) -> tuple[dict[str, object] | None, str | None]:
+    """One line (without its newline) to (record, None) or (None, reason): the whole contract."""
+    if not line.strip(_JSON_SPACE):
+        return None, EMPTY_LINE
+    try:
+        value = _decode(line)
+    except ValueError:
+        return None, NOT_JSON
+    if ("\\ud" in line or "\\uD" in line) and _has_lone_surrogate(value):
+        return None, NOT_JSON
+    if not isinstance(value, dict):
+        return None, NOT_OBJECT
+    reason = check_object(value, RUN)
+    if reason is not None:
+        return None, reason
+    return value, None
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    """`"\\ud800"` alone decodes in Python but is not Unicode text (Spark rejects the line)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

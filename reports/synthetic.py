@@ -25,13 +25,13 @@ class SignatureShape:
 
     kind: str
     operation: str
-    property: str | None
+    prop: str | None
     field: str | None
     codes: tuple[str, ...]
 
     @property
     def signature(self) -> str:
-        middle = self.property if self.kind == "violation" else self.field
+        middle = self.prop if self.kind == "violation" else self.field
         return ":".join((self.kind, self.operation, middle or "", ",".join(sorted(set(self.codes)))))
 
 
@@ -109,14 +109,14 @@ def _counterexample(rng: random.Random, shape: SignatureShape) -> dict[str, obje
 
 def _finding(rng: random.Random, shape: SignatureShape, steps: int) -> dict[str, object]:
     message = {
-        "violation": f"{shape.property} violated after {shape.operation}",
+        "violation": f"{shape.prop} violated after {shape.operation}",
         "divergence": f"{shape.field} differs: reference and target disagree",
         "timeout": f"adapter call {shape.operation} passed its 5 s timeout",
         "crash": "target process exited with status 137",
         "error": "engine error: KeyError 'partition'",
     }[shape.kind]
     return {"kind": shape.kind, "signature": shape.signature, "operation": shape.operation,
-            "property": shape.property, "field": shape.field, "codes": list(shape.codes),
+            "property": shape.prop, "field": shape.field, "codes": list(shape.codes),
             "step": rng.randint(1, max(1, steps)), "message": message,
             "evidence": {"isr": [1, 2, 3], "broker": rng.randint(1, 3), "fenced": True}}
 

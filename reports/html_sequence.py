@@ -1,0 +1,139 @@
+"""A counterexample drawn as an inline SVG sequence diagram.
+
+A shrunk interleaving is read as messages between actors — brokers, the controller, the admin
+client, the clock, the network — so it is drawn the way distributed-systems bugs are explained
+(Jepsen and Maelstrom timelines, Lamport diagrams): one lifeline per actor, one arrow per step in
+order, the step where reference and target part ways highlighted, and differing results shown
+side by side. Every string from a record is escaped; the SVG is inline, so nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+LANE = 150  # px between lifelines
+ROW = 46  # px per step
+TOP = 56  # px above the first step: actor boxes
+LEFT = 44  # px for step numbers
+MAX_STEPS = 300  # longer counterexamples are cut (shrunk ones are far shorter)
+
+_ACTOR_RANK = {"admin": 0, "controller": 1, "network": 4, "clock": 5}
+_BROKER = re.compile(r"broker\s*(\d+)$")
+
+
+def actor_order(steps: Sequence[dict[str, Any]]) -> list[str]:
+    """Admin, controller, brokers by id, other actors as met, then network and clock."""
+    seen: dict[str, int] = {}
+    for step in steps:
+        for actor in (_actor(step, "src"), _actor(step, "dst")):
+            seen.setdefault(actor, len(seen))
+
+    def key(actor: str) -> tuple[int, int, int]:
+        if actor in _ACTOR_RANK:
+            return (_ACTOR_RANK[actor], 0, 0)
+        match = _BROKER.match(actor)
+        if match:
+            return (2, int(match.group(1)), 0)
+        return (3, 0, seen[actor])
+
+    return sorted(seen, key=key)
+
+
+def _actor(step: dict[str, Any], role: str) -> str:
+    value = step.get(role)
+    return value if isinstance(value, str) and value else "?"
+
+
+def compact(value: Any, limit: int = 60) -> str:
+    """JSON on one line, cut to `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_result(result: Any, limit: int = 34) -> str:
+    """What a person wants from a result at a glance: its error, else the whole thing, cut."""
+    if result is None:
+        return "—"
+    if isinstance(result, dict) and "error" in result:
+        rest = {k: v for k, v in result.items() if k != "error"}
+        head = str(result["error"])
+        return compact(head + (" " + compact(rest, limit) if rest else ""), limit)
+    return compact(result, limit)
+
+
+def differs(step: dict[str, Any]) -> bool:
+    return step.get("reference") != step.get("target")
+
+
+def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
+    """The diagram for one counterexample; `label` names it for screen readers, `uid` (not from
+    the record) keeps its arrow-head ids apart from the other diagrams on the page."""
+    steps = [s for s in counterexample.get("steps") or [] if isinstance(s, dict)][:MAX_STEPS]
+    diverging = counterexample.get("diverging_step")
+    actors = actor_order(steps)
+    x_of = {actor: LEFT + LANE // 2 + i * LANE for i, actor in enumerate(actors)}
+    width = LEFT + LANE * max(len(actors), 1) + 170  # room right of the last lane for self-loop text
+    height = TOP + ROW * len(steps) + 24
+    parts = [
+        f'<svg class="sequence" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">',
+        "<defs>",
+        *(f'<marker id="{uid}-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+          f'markerHeight="7" orient="auto"><path class="head-{name}" d="M0,0 L10,5 L0,10 z"/></marker>'
+          for name in ("plain", "hot")),
+        "</defs>",
+    ]
+    for index, step in enumerate(steps):
+        if step.get("index") == diverging:
+            y = TOP + index * ROW
+            parts.append(f'<rect class="diverging-row" x="0" y="{y}" width="{width}" height="{ROW}"/>')
+    for actor, x in x_of.items():
+        parts.append(f'<line class="lifeline" x1="{x}" y1="34" x2="{x}" y2="{height - 8}"/>')
+        parts.append(f'<rect class="actor" x="{x - 62}" y="6" width="124" height="26" rx="5"/>'
+                     f'<text class="actor-name" x="{x}" y="24">{escape(compact(actor, 18))}</text>')
+    for index, step in enumerate(steps):
+        parts.append(_step_svg(step, TOP + index * ROW, x_of, step.get("index") == diverging, uid))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: bool, uid: str) -> str:
+    src, dst = x_of[_actor(step, "src")], x_of[_actor(step, "dst")]
+    y = top + ROW // 2 + 4
+    number = step.get("index", "")
+    classes = "step" + (" diverging" if diverging else "") + (" differs" if differs(step) else "")
+    op = str(step.get("op", "?"))
+    args = step.get("args")
+    call = op + (" " + compact(args, 200) if args not in (None, {}, []) else "")
+    if differs(step):
+        result = f"ref {short_result(step.get('reference'), 24)} ≠ target {short_result(step.get('target'), 24)}"
+    else:
+        result = "→ " + short_result(step.get("reference"))
+    tooltip = f"{number}. {call}\nreference: {compact(step.get('reference'), 400)}\n" \
+              f"target: {compact(step.get('target'), 400)}"
+    marker = f'marker-end="url(#{uid}-{"hot" if diverging or differs(step) else "plain"})"'
+    out = [f'<g class="{classes}" data-step="{escape(str(number))}"><title>{escape(tooltip)}</title>',
+           f'<text class="step-number" x="{LEFT - 8}" y="{y + 4}">{escape(str(number))}</text>']
+    if src == dst:
+        path = f"M{src},{y - 8} h34 v16 h-34"
+        out.append(f'<path class="arrow" d="{path}" {marker}/>')
+        out.append(f'<text class="call side" x="{src + 42}" y="{y - 3}">{escape(compact(call, 34))}</text>')
+        out.append(f'<text class="result side" x="{src + 42}" y="{y + 12}">{escape(compact(result, 40))}</text>')
+    else:
+        middle = (src + dst) // 2
+        room = max(abs(dst - src) // 6, 22)
+        out.append(f'<line class="arrow" x1="{src}" y1="{y}" x2="{dst + (-4 if dst > src else 4)}" y2="{y}" '
+                   f"{marker}/>")
+        out.append(f'<text class="call" x="{middle}" y="{y - 6}">{escape(compact(call, room + 12))}</text>')
+        out.append(f'<text class="result" x="{middle}" y="{y + 14}">{escape(compact(result, room + 16))}</text>')
+    out.append("</g>")
+    return "".join(out)
+
+
+def differing_steps(counterexample: dict[str, Any]) -> list[dict[str, Any]]:
+    """Steps whose reference and target results differ, for the table under the diagram."""
+    return [s for s in counterexample.get("steps") or [] if isinstance(s, dict) and differs(s)]

@@ -1,0 +1,112 @@
+"""Which lines Spark keeps, and why it skips the others — in the words of `record_rules`.
+
+Spark's JSON reader is lenient where the contract is strict (a number read into a string column
+becomes text, a missing key and a null look alike, text after a complete value is ignored), so
+each line is parsed once into a VARIANT, which keeps JSON's own types. Then two paths:
+
+- Most runs pass and carry no findings. For them Spark itself decides, cheaply: the line is whole
+  JSON, and the record's variant schema is one of the few a valid finding-free record can have
+  (`_simple_schemas`), its schema id right, its duration finite.
+- Every other line — findings to check item by item, or something wrong — goes to
+  `record_rules.parse_line`, the very function the plain-Python reader uses, as a Python UDF.
+  So the Spark and plain summaries cannot disagree on why a line was skipped, and there is one
+  implementation of the contract to maintain. The UDF sees NULL for the lines Spark settled,
+  which keeps its cost to the few that need it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+
+from pyspark import cloudpickle
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
+
+from reports import record_rules
+from reports.record_rules import EMPTY_LINE, NOT_JSON, NOT_OBJECT, RUN, SCHEMA_ID, TYPE_ORDER
+
+# a sentinel after the line: Spark's parser stops at the end of the first complete value, so a
+# line is whole JSON only when the sentinel is the array's second and last element
+_SENTINEL = "\u0001isrcheck-eol"
+_SENTINEL_JSON = '"\\u0001isrcheck-eol"'
+
+# the UDF's code travels with it, so executors need pyspark but not isrcheck installed
+cloudpickle.register_pickle_by_value(record_rules)  # type: ignore[no-untyped-call]
+# and runs under this interpreter in local mode (not whatever `python3` is first on PATH)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def wrap_line(line: Column) -> Column:
+    """The line parsed as the first element of an array that ends in a sentinel; NULL if not JSON.
+
+    Select it as a column of its own: `line_reason` refers to it several times, and Spark would
+    parse the line once per reference if it were inlined.
+    """
+    return F.try_parse_json(F.concat(F.lit("["), line, F.lit("," + _SENTINEL_JSON + "]")))
+
+
+def line_reason(line: Column, wrapped: Column) -> tuple[Column, Column]:
+    """(record as VARIANT, what is wrong with the line as a whole or NULL)."""
+    whole = (F.try_variant_get(wrapped, "$[1]", "string") == F.lit(_SENTINEL)) & F.variant_get(
+        wrapped, "$[2]", "variant").isNull()
+    record = F.variant_get(wrapped, "$[0]", "variant")
+    # \\z, not $: Java's $ also matches before a final U+2028, which Python does not treat as space
+    reason = (F.when(F.regexp_like(line, F.lit("^[ \\t\\r\\n]*\\z")), F.lit(EMPTY_LINE))
+              .when(wrapped.isNull() | ~F.coalesce(whole, F.lit(False)), F.lit(NOT_JSON))
+              .when(~F.regexp_like(line, F.lit("^[ \\t\\r\\n]*[{]")), F.lit(NOT_OBJECT)))
+    return record, reason
+
+
+_SIMPLE_TOKENS = {"null": "VOID", "boolean": "BOOLEAN", "integer": "BIGINT", "number": "NUMBER",
+                  "string": "STRING", "array": "ARRAY<VOID>"}
+
+
+def _simple_schemas() -> list[str]:
+    """`schema_of_variant` of every valid record holding no findings and no counterexample.
+
+    Keys are listed sorted, as Spark writes them; numbers other than BIGINT are folded into
+    NUMBER first (their DECIMAL(p,s) varies from record to record). A few dozen strings: each
+    nullable or optional field doubles or triples the count.
+    """
+    choices = []
+    for rule in RUN.fields:
+        tokens = [f"{rule.name}: {_SIMPLE_TOKENS[t]}" for t in TYPE_ORDER
+                  if rule.accepts(t) and t in _SIMPLE_TOKENS]
+        if "number" in rule.types:
+            tokens.append(f"{rule.name}: BIGINT")
+        choices.append(tokens + ([""] if rule.optional else []))
+    schemas = set()
+    for combo in itertools.product(*choices):
+        schemas.add("OBJECT<" + ", ".join(sorted(token for token in combo if token)) + ">")
+    return sorted(schemas)
+
+
+def simple_record(record: Column) -> Column:
+    """True for a valid record without findings or counterexample, decided in Spark alone."""
+    shape = F.regexp_replace(F.schema_of_variant(record), F.lit(r"DECIMAL\(\d+,\d+\)|DOUBLE|FLOAT"),
+                             F.lit("NUMBER"))
+    return (shape.isin(*_simple_schemas())
+            & (F.variant_get(record, "$.schema", "string") == F.lit(SCHEMA_ID))
+            & (F.abs(F.try_variant_get(record, "$.duration_s", "double")) < F.lit(float("inf")))
+            # `[null]` has the schema of `[]`, so emptiness is checked on its own
+            & F.variant_get(record, "$.findings[0]", "variant").isNull())
+
+
+def _reason_of(line: str | None) -> str | None:
+    return None if line is None else record_rules.parse_line(line)[1]
+
+
+_reason_udf = F.udf(_reason_of, StringType(), useArrow=False)
+
+
+def record_reason(line: Column, line_problem: Column, simple: Column) -> Column:
+    """Why a line is skipped — `record_rules.parse_line`'s reason — or NULL for a valid record.
+
+    `line_problem` comes from `line_reason` and `simple` from `simple_record`, each selected as
+    a column before: Spark runs a Python UDF over every row of its stage, so the line is handed
+    over only where neither settled the question.
+    """
+    return F.coalesce(line_problem, _reason_udf(F.when(line_problem.isNull() & ~simple, line)))

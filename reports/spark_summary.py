@@ -1,0 +1,319 @@
+"""`isrcheck summarize`: run records to Parquet tables and `summary.json`, on Spark.
+
+Records of long campaigns outgrow one Python process, so the summary is a Spark job: lines are
+parsed and checked once (`spark_ingest`), the valid runs land in Parquet, and every aggregate is
+read back from there. Only small results reach the driver — one row per signature, mutant,
+target × release cell, histogram bin or timeline bucket — and are written as summary.json in the
+same layout as `plain_summary` (the two are compared in tests and in the benchmark).
+
+Tables written under the output directory:
+  runs/        one row per valid run: the record's fields, findings nested (evidence as JSON text),
+               counterexample as JSON text, the whole line for runs with findings, and where the
+               line came from (_file, _block, _row)
+  findings/    one row per finding, with its run's target, release, mutant and started_at
+  signatures/  one row per signature: counts, where it was seen, and the run holding its shortest
+               counterexample (`shortest_record`: that run's record as written)
+  matrix/      one row per target × release × column (property, or the kind for non-violations)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
+from pyspark.sql import functions as F
+
+from reports import summary_layout as layout
+from reports.plain_summary import (
+    corrupt_section,
+    finish_timeline,
+    mutant_entry,
+    shortest_entry,
+)
+from reports.spark_ingest import RUN_COLUMNS, corrupt_lines, parse_records, read_lines
+from reports.summary_file import now_utc
+
+_ORDER = ("started_at", "run_id")
+
+
+def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str, Any]:
+    """Summarize `files` (already expanded) into Parquet tables under `out`; return summary.json.
+
+    Each aggregate is one Spark job over Parquet; jobs are few (about fifteen) because each
+    costs a fraction of a second of scheduling even on tiny data.
+    """
+    rows = parse_records(read_lines(spark, files)).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        rows.filter(F.col("reason").isNull()).select(RUN_COLUMNS).write.mode("overwrite").parquet(
+            str(out / "runs"))
+        corrupt = corrupt_lines(rows, files)
+    finally:
+        rows.unpersist()
+    runs = spark.read.parquet(str(out / "runs"))
+    _findings(runs).write.mode("overwrite").parquet(str(out / "findings"))
+    findings = spark.read.parquet(str(out / "findings"))
+    _matrix_table(findings).write.mode("overwrite").parquet(str(out / "matrix"))
+    _signature_table(findings).write.mode("overwrite").parquet(str(out / "signatures"))
+
+    groups = _groups(runs)
+    stats = _run_stats(runs)
+    signatures = _signatures(spark.read.parquet(str(out / "signatures")))
+    mutants = _mutants(runs, findings)
+    totals = _totals(groups, stats, corrupt["lines"], len(signatures), len(mutants))
+    outcomes: dict[str, int] = {}
+    for group in groups:
+        outcomes[group["outcome"]] = outcomes.get(group["outcome"], 0) + group["runs"]
+    return {
+        "format": layout.FORMAT,
+        "engine": "spark",
+        "generated_at": now_utc(),
+        "inputs": {"files": len(files), "lines": totals["runs"] + corrupt["lines"]},
+        "totals": totals,
+        "corrupt": corrupt_section(corrupt["lines"], corrupt["reasons"], corrupt["examples"]),
+        "outcomes": {name: outcomes[name] for name in layout.outcome_order(outcomes)},
+        "targets": sorted({group["target"] for group in groups}),
+        "releases": layout.sorted_releases(group["release"] for group in groups),
+        "matrix": _matrix(groups, spark.read.parquet(str(out / "matrix")).collect()),
+        "signatures": signatures,
+        "distributions": _distributions(stats),
+        "timeline": _timeline(runs, findings, totals["runs"]),
+        "mutants": mutants,
+    }
+
+
+def _findings(runs: DataFrame) -> DataFrame:
+    """One row per finding, with what the aggregates group it by."""
+    exploded = runs.select(
+        "_row", "run_id", "started_at", "target", "release", "mutant", "counterexample_length",
+        "record_json", F.posexplode("findings").alias("position", "f"))
+    column = _matrix_column(F.col("f.kind"), F.col("f.property"))
+    return exploded.select(
+        "_row", "run_id", "started_at", "target", "release", "mutant", "position",
+        "f.kind", "f.signature", "f.operation", "f.property", "f.field", "f.codes", "f.step",
+        "f.message", F.col("f.evidence").alias("evidence_json"), column.alias("column"),
+        "counterexample_length", "record_json")
+
+
+def _matrix_column(kind: Column, prop: Column) -> Column:
+    """`summary_layout.matrix_column` as a column."""
+    return (F.when((kind == "violation") & prop.isNotNull(), prop)
+            .when(kind == "violation", F.lit("violation"))
+            .otherwise(kind))
+
+
+def _groups(runs: DataFrame) -> list[Row]:
+    """Runs per target × release × outcome with their sums: totals, outcomes and matrix rows in one job."""
+    seconds = F.expr(f"try_cast(duration_s AS DECIMAL({layout.SECONDS_PRECISION}, {layout.SECONDS_PLACES}))")
+    return runs.groupBy("target", "release", "outcome").agg(
+        F.count(F.lit(1)).alias("runs"),
+        F.sum("steps").alias("steps"),
+        F.sum(seconds).alias("seconds"),
+        F.sum("n_findings").alias("findings"),
+        F.count(F.when(F.col("n_findings") > 0, 1)).alias("runs_with_findings"),
+        F.min("started_at").alias("first"),
+        F.max("started_at").alias("last"),
+    ).collect()
+
+
+def _run_stats(runs: DataFrame) -> Row:
+    """Campaign count, min / max / percentiles and both histograms of steps and duration: one job.
+
+    Written as SQL text: some seventy aggregates built from Column objects cost a call into the
+    JVM per function, which is slower than the job itself on small data.
+    """
+    fractions = ", ".join(repr(p) + "D" for p in layout.PERCENTILES)
+    columns = ["count(DISTINCT campaign_id) AS campaigns"]
+    for name, edges in (("steps", layout.STEPS_EDGES), ("duration_s", layout.DURATION_EDGES)):
+        columns += [f"min({name}) AS {name}_min", f"max({name}) AS {name}_max",
+                    f"percentile({name}, array({fractions})) AS {name}_p"]
+        # one count per bin: bin i holds edges[i] <= v < edges[i+1]; bin -1 what lies below edges[0]
+        for index in range(-1, len(edges)):
+            low = f"{name} >= {edges[index]!r}D" if index >= 0 else "TRUE"
+            high = f"{name} < {edges[index + 1]!r}D" if index + 1 < len(edges) else "TRUE"
+            columns.append(f"count(CASE WHEN {low} AND {high} THEN 1 END) AS `{name}_bin{index}`")
+    row = runs.agg(*[F.expr(column) for column in columns]).first()
+    assert row is not None
+    return row
+
+
+def _totals(groups: list[Row], stats: Row, corrupt: int, signatures: int, mutants: int) -> dict[str, Any]:
+    seconds = [group["seconds"] for group in groups if group["seconds"] is not None]
+    total_seconds: Decimal | None = sum(seconds, Decimal(0)) if seconds else None
+    return {
+        "runs": sum(group["runs"] for group in groups),
+        "steps": sum(group["steps"] or 0 for group in groups),
+        "seconds": layout.seconds_total(total_seconds),
+        "findings": sum(group["findings"] or 0 for group in groups),
+        "runs_with_findings": sum(group["runs_with_findings"] for group in groups),
+        "signatures": signatures,
+        "targets": len({group["target"] for group in groups}),
+        "releases": len({group["release"] for group in groups}),
+        "mutants": mutants,
+        "campaigns": stats["campaigns"],
+        "corrupt_lines": corrupt,
+        "first_started_at": min((group["first"] for group in groups), default=None),
+        "last_started_at": max((group["last"] for group in groups), default=None),
+    }
+
+
+def _matrix_table(findings: DataFrame) -> DataFrame:
+    """Runs with at least one finding per target × release × column (the `matrix` table)."""
+    return (findings.select("_row", "target", "release", "column").distinct()
+            .groupBy("target", "release", "column").agg(F.count(F.lit(1)).alias("runs")))
+
+
+def _matrix(groups: list[Row], cells: list[Row]) -> dict[str, Any]:
+    per_pair: dict[tuple[str, str], list[int]] = {}
+    for group in groups:
+        counts = per_pair.setdefault((group["target"], group["release"]), [0, 0])
+        counts[0] += group["runs"]
+        counts[1] += group["runs_with_findings"]
+    columns = layout.column_order(row["column"] for row in cells)
+    by_pair: dict[tuple[str, str], dict[str, int]] = {}
+    for row in cells:
+        by_pair.setdefault((row["target"], row["release"]), {})[row["column"]] = row["runs"]
+    rows = []
+    for target, release in sorted(per_pair, key=lambda pair: (pair[0], layout.release_key(pair[1]))):
+        present = by_pair.get((target, release), {})
+        rows.append({
+            "target": target,
+            "release": release,
+            "runs": per_pair[target, release][0],
+            "runs_with_findings": per_pair[target, release][1],
+            "cells": {c: present[c] for c in columns if present.get(c)},
+        })
+    return {"columns": columns, "rows": rows}
+
+
+def _signature_table(findings: DataFrame) -> DataFrame:
+    first = F.struct(*_ORDER, "position")
+    # a run's counterexample is shrunk for its first finding (docs/records.md): runs where the
+    # signature comes first rank before runs where it comes later, then the shortest, then the earliest
+    has = F.col("counterexample_length").isNotNull()
+    owned = F.when(F.col("position") == 0, 0).otherwise(1)
+    shortest_key = F.when(has, F.struct(owned.alias("owned"), "counterexample_length", *_ORDER))
+    return findings.groupBy("signature").agg(
+        F.min_by(F.struct("kind", "operation", "property", "field", "codes", "column"), first).alias("parts"),
+        F.count(F.lit(1)).alias("findings"),
+        F.countDistinct("_row").alias("runs"),
+        F.collect_set("target").alias("targets"),
+        F.collect_set("release").alias("releases"),
+        F.collect_set("mutant").alias("mutants"),
+        F.min("started_at").alias("first_seen"),
+        F.max("started_at").alias("last_seen"),
+        F.min_by(F.when(has, F.col("run_id")), shortest_key).alias("shortest_run_id"),
+        F.min_by(F.when(has, F.col("counterexample_length")), shortest_key).alias("shortest_length"),
+        F.min_by(F.when(has, F.col("record_json")), shortest_key).alias("shortest_record"),
+    ).select("signature", "parts.*", "findings", "runs", "targets", "releases", "mutants", "first_seen",
+             "last_seen", "shortest_run_id", "shortest_length", "shortest_record")
+
+
+def _signatures(table: DataFrame) -> list[dict[str, Any]]:
+    entries = []
+    for row in table.collect():
+        record = json.loads(row["shortest_record"]) if row["shortest_record"] else None
+        entries.append({
+            "signature": row["signature"],
+            "kind": row["kind"],
+            "operation": row["operation"],
+            "property": row["property"],
+            "field": row["field"],
+            "codes": list(row["codes"]),
+            "column": row["column"],
+            "findings": row["findings"],
+            "runs": row["runs"],
+            "targets": sorted(row["targets"]),
+            "releases": layout.sorted_releases(row["releases"]),
+            "mutants": sorted(row["mutants"]),
+            "first_seen": row["first_seen"],
+            "last_seen": row["last_seen"],
+            "shortest": shortest_entry(record, row["signature"]) if record else None,
+        })
+    return sorted(entries, key=lambda e: (-e["findings"], e["signature"]))
+
+
+def _distributions(stats: Row) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, edges, integral in (("steps", layout.STEPS_EDGES, True), ("duration_s", layout.DURATION_EDGES, False)):
+        if stats[f"{name}_min"] is None:
+            result[name] = None
+            continue
+        counts = {index: stats[f"{name}_bin{index}"] for index in range(-1, len(edges))
+                  if stats[f"{name}_bin{index}"]}
+        result[name] = {
+            "min": stats[f"{name}_min"],
+            "median": stats[f"{name}_p"][0],
+            "p90": stats[f"{name}_p"][1],
+            "max": stats[f"{name}_max"],
+            "histogram": layout.histogram(counts, edges, integral),
+        }
+    return result
+
+
+def _timeline(runs: DataFrame, findings: DataFrame, total: int) -> dict[str, Any]:
+    """Runs cut into equal buckets in started_at order (`summary_layout.bucket_of`), one job."""
+    if not total:
+        return {"buckets": []}
+    buckets = min(layout.TIMELINE_BUCKETS, total)
+    # one global order: Spark moves these narrow rows to one partition, which is fine at 10^6
+    rank = (F.row_number().over(Window.orderBy(*_ORDER)) - 1).alias("rank")
+    ranked = runs.select("_row", "started_at", "n_findings", rank).select(
+        "_row", "started_at", "n_findings",
+        F.expr(f"CAST((rank * {buckets}) DIV {total} AS INT)").alias("bucket"))
+    per_bucket = ranked.groupBy("bucket").agg(
+        F.count(F.lit(1)).alias("runs"),
+        F.count(F.when(F.col("n_findings") > 0, 1)).alias("runs_with_findings"),
+        F.sum("n_findings").alias("findings"),
+        F.min("started_at").alias("first_started_at"),
+        F.max("started_at").alias("last_started_at"),
+    )
+    # a signature is new in the bucket of the first run that has it
+    new = (findings.select("_row", "signature").join(ranked.select("_row", "bucket"), "_row")
+           .groupBy("signature").agg(F.min("bucket").alias("bucket"))
+           .groupBy("bucket").agg(F.count(F.lit(1)).alias("new_signatures")))
+    rows = per_bucket.join(new, "bucket", "left").orderBy("bucket").collect()
+    entries = [{
+        "bucket": row["bucket"],
+        "runs": row["runs"],
+        "runs_with_findings": row["runs_with_findings"],
+        "findings": row["findings"],
+        "new_signatures": row["new_signatures"] or 0,
+        "first_started_at": row["first_started_at"],
+        "last_started_at": row["last_started_at"],
+    } for row in rows]
+    return {"buckets": finish_timeline(entries)}
+
+
+def _mutants(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
+    detecting = F.filter("findings", lambda f: f["kind"] != layout.NOT_DETECTING)
+    first_step = F.array_min(F.transform(detecting, lambda f: f["step"]))
+    ordered = Window.partitionBy("mutant").orderBy(*_ORDER)
+    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
+    per_run = runs.filter(F.col("mutant").isNotNull()).select(
+        "mutant", "started_at", "run_id", first_step.alias("first_step"),
+        F.row_number().over(ordered).alias("ordinal"),
+        F.coalesce(F.sum("steps").over(before), F.lit(0)).alias("prior_steps"))
+    found = F.col("first_step").isNotNull()
+    first = F.struct("ordinal", (F.col("prior_steps") + F.col("first_step")).alias("steps"), *_ORDER)
+    signature_sets = findings.filter(F.col("mutant").isNotNull() & (F.col("kind") != layout.NOT_DETECTING)).groupBy(
+        "mutant").agg(F.collect_set("signature").alias("signatures"))
+    rows = per_run.groupBy("mutant").agg(
+        F.count(F.lit(1)).alias("runs"),
+        F.count(F.when(found, 1)).alias("detecting"),
+        F.min_by(F.when(found, first), F.when(found, F.col("ordinal"))).alias("first"),
+    ).join(signature_sets, "mutant", "left").collect()
+    entries = []
+    for row in rows:
+        entry = mutant_entry(row["mutant"], row["runs"], row["detecting"], sorted(row["signatures"] or []))
+        if row["first"] is not None:
+            entry.update(runs_to_first_finding=row["first"]["ordinal"],
+                         steps_to_first_finding=row["first"]["steps"],
+                         first_finding_at=row["first"]["started_at"],
+                         first_finding_run=row["first"]["run_id"])
+        entries.append(entry)
+    return sorted(entries, key=lambda e: e["mutant"])

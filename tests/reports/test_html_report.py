@@ -1,0 +1,99 @@
+"""The HTML report as text: sections present, numbers right, record content escaped, nothing fetched."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_fixtures import EXPECTED, XSS
+
+from reports.html_report import embed_json, render_report
+from reports.html_sequence import actor_order, sequence_svg, short_result
+from reports.plain_summary import summarize_files
+from reports.records_io import find_record_files
+
+
+@pytest.fixture
+def summary(records_dir: Path) -> dict[str, Any]:
+    return summarize_files(find_record_files([records_dir]))
+
+
+@pytest.fixture
+def page(summary: dict[str, Any]) -> str:
+    return render_report(summary, title="fixture <report>")
+
+
+def test_overview_numbers(page: str) -> None:
+    for label, key in (("runs", "runs"), ("findings", "findings"), ("signatures", "signatures"),
+                       ("corrupt lines", "corrupt_lines"), ("targets", "targets"), ("releases", "releases")):
+        assert f'data-metric="{label}">{EXPECTED[key]}<' in page, label
+    assert "<title>fixture &lt;report&gt;</title>" in page
+
+
+def test_matrix_and_signature_table(page: str, summary: dict[str, Any]) -> None:
+    assert '<table class="matrix">' in page
+    assert page.count('class="cell hit"') == sum(len(r["cells"]) for r in summary["matrix"]["rows"])
+    table = page[page.index('id="signature-table"'):]
+    table = table[: table.index("</table>")]
+    assert table.count("<tr>") == 1 + EXPECTED["signatures"]
+    assert 'data-type="number"' in table
+
+
+def test_each_counterexample_is_a_sequence_diagram(page: str, summary: dict[str, Any]) -> None:
+    with_counterexample = [s for s in summary["signatures"] if s["shortest"]]
+    assert page.count('<svg class="sequence"') == len(with_counterexample) == 4
+    assert page.count('class="diverging-row"') == 4
+    assert page.count('<button type="button" class="copy"') == 4
+    assert page.count('class="note"') == 1  # the one shown with another finding's counterexample
+    assert "isrcheck run --adapter kafka-wire --kafka 3.7 --seed 1010 --examples 1" in page
+
+
+def test_record_content_is_escaped_everywhere(page: str) -> None:
+    assert XSS not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(3)&gt;" in page
+    assert "<b>bold</b>" not in page and "ref+&lt;b&gt;bold&lt;/b&gt;" in page
+    assert page.count("<script") == 2  # the JSON data block and the page's own script
+    data = page[page.index('id="summary-data">') + len('id="summary-data">'):]
+    data = data[: data.index("</script>")]
+    assert "<" not in data and json.loads(data)["totals"]["runs"] == EXPECTED["runs"]
+
+
+def test_the_page_fetches_nothing(page: str) -> None:
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "@import" not in page and "url(http" not in page
+    assert "default-src 'none'" in page
+
+
+def test_embed_json_cannot_close_its_script() -> None:
+    text = embed_json({"a": "</script><!-- & -->"})
+    assert "</" not in text and "<!--" not in text
+    assert json.loads(text) == {"a": "</script><!-- & -->"}
+
+
+def test_sequence_diagram_lanes_and_highlight() -> None:
+    steps = [
+        {"index": 1, "op": "register_broker", "args": {"broker": 2}, "src": "broker 2", "dst": "controller",
+         "reference": {"error": "NONE"}, "target": {"error": "NONE"}},
+        {"index": 2, "op": "advance_clock", "args": {"ms": 9000}, "src": "clock", "dst": "controller",
+         "reference": None, "target": None},
+        {"index": 3, "op": "crash", "args": {}, "src": "broker 10", "dst": "broker 10",
+         "reference": {"error": "NONE"}, "target": {"error": "NONE"}},
+        {"index": 4, "op": "alter_partition", "args": {"isr": [1, 2]}, "src": "broker 1", "dst": "controller",
+         "reference": {"error": "INELIGIBLE_REPLICA"}, "target": {"error": "NONE", "isr": [1, 2]}},
+    ]
+    assert actor_order(steps) == ["controller", "broker 1", "broker 2", "broker 10", "clock"]
+    svg = sequence_svg({"length": 4, "diverging_step": 4, "steps": steps}, "test", "t")
+    assert svg.count('class="lifeline"') == 5
+    assert svg.count("<g class=\"step") == 4
+    assert 'class="step diverging differs" data-step="4"' in svg
+    assert "ref INELIGIBLE_REPLICA ≠ target NONE" in svg
+    assert short_result({"error": "NONE", "isr": [1, 2]}) == 'NONE {"isr":[1,2]}'
+
+
+def test_a_summary_with_nothing_in_it_renders() -> None:
+    page = render_report({"format": "isrcheck.summary/1"})
+    assert "No runs." in page and "No findings." in page

@@ -1,0 +1,114 @@
+"""The plain-Python summary: every section of summary.json checked against the hand-counted fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_fixtures import EXPECTED, XSS, valid_records
+
+from reports import summary_layout as layout
+from reports.plain_summary import summarize_files
+from reports.records_io import find_record_files
+from reports.summary_file import load_summary, write_summary
+
+
+@pytest.fixture
+def summary(records_dir: Path) -> dict[str, Any]:
+    return summarize_files(find_record_files([records_dir]))
+
+
+def test_totals(summary: dict[str, Any]) -> None:
+    totals = summary["totals"]
+    for key in ("runs", "findings", "runs_with_findings", "signatures", "corrupt_lines", "targets", "releases"):
+        assert totals[key] == EXPECTED[key], key
+    assert totals["mutants"] == 2
+    assert totals["steps"] == sum(r["steps"] for r in valid_records())
+    assert totals["first_started_at"] == "2026-11-21T19:00:00.000Z"
+    assert summary["inputs"] == {"files": 2, "lines": 39}
+    assert summary["outcomes"] == {"pass": 12, "finding": 5, "timeout": 1, "crash": 1, "error": 2, "skipped": 1}
+
+
+def test_signatures_pick_the_shortest_counterexample_of_a_first_finding(summary: dict[str, Any]) -> None:
+    by_name = {s["signature"]: s for s in summary["signatures"]}
+    elig = by_name["violation:alter_partition:P-ELIG:"]
+    assert (elig["findings"], elig["runs"], elig["releases"], elig["mutants"]) == (3, 3, ["3.5", "4.1"], ["B02"])
+    # runs 8 and 9 both have 3 steps: the earlier one wins
+    assert elig["shortest"]["run_id"] == "c1-0008"
+    assert elig["shortest"]["counterexample"]["length"] == 3
+    assert elig["shortest"]["replay"].startswith("isrcheck run --adapter reference --mutant B02")
+    assert elig["first_seen"] == "2026-11-21T19:00:07.000Z"
+    assert elig["shortest"]["first_finding"] is True
+    # a second finding does not own its run's counterexample, but is shown with it, marked so
+    second = by_name["violation:alter_partition:P-ACK:"]["shortest"]
+    assert (second["run_id"], second["first_finding"], second["finding"]["step"]) == ("c1-0009", False, 6)
+    assert second["run_first_signature"] == "violation:alter_partition:P-ELIG:"
+    # findings of runs that were not shrunk have no counterexample
+    assert by_name["timeout:heartbeat::"]["shortest"] is None
+    divergence = by_name["divergence:alter_partition:error:INELIGIBLE_REPLICA,NONE"]
+    assert divergence["field"] == "error" and divergence["codes"] == ["INELIGIBLE_REPLICA", "NONE"]
+    assert divergence["column"] == "divergence"
+    assert [s["findings"] for s in summary["signatures"]] == sorted(
+        (s["findings"] for s in summary["signatures"]), reverse=True)
+
+
+def test_matrix_counts_runs_per_property(summary: dict[str, Any]) -> None:
+    matrix = summary["matrix"]
+    assert matrix["columns"] == ["P-ACK", "P-ELIG", "divergence", "timeout", "crash", "error"]
+    rows = {(r["target"], r["release"]): r for r in matrix["rows"]}
+    assert rows["reference+B02", "4.1"]["cells"] == {"P-ACK": 1, "P-ELIG": 2}
+    assert rows["reference+B02", "3.5"] == {"target": "reference+B02", "release": "3.5", "runs": 2,
+                                            "runs_with_findings": 1, "cells": {"P-ELIG": 1}}
+    assert rows["kafka-wire@127.0.0.1:9093", "3.7"]["cells"] == {"divergence": 1, "timeout": 1}
+    assert rows["reference", "3.3"]["cells"] == {}
+    assert [r["release"] for r in matrix["rows"] if r["target"] == "reference"] == ["3.3", "3.5", "4.1"]
+
+
+def test_mutants_and_steps_to_first_finding(summary: dict[str, Any]) -> None:
+    b02, n1 = summary["mutants"]
+    # B02's first run (16 steps) found nothing; its second found P-ELIG at step 5
+    assert (b02["mutant"], b02["runs"], b02["runs_with_findings"], b02["detected"]) == ("B02", 4, 3, True)
+    assert (b02["runs_to_first_finding"], b02["steps_to_first_finding"]) == (2, 16 + 5)
+    # N1's only finding is an engine error, which does not detect a mutant
+    assert (n1["mutant"], n1["detected"], n1["steps_to_first_finding"]) == ("N1", False, None)
+
+
+def test_distributions_and_timeline(summary: dict[str, Any]) -> None:
+    steps = summary["distributions"]["steps"]
+    assert (steps["min"], steps["max"]) == (0, 400)
+    assert sum(b["count"] for b in steps["histogram"]) == EXPECTED["runs"]
+    assert steps["histogram"][0] == {"lo": 0, "hi": 1, "count": 1}
+    buckets = summary["timeline"]["buckets"]
+    assert len(buckets) == EXPECTED["runs"]  # fewer runs than buckets: one run each
+    assert buckets[-1]["runs_so_far"] == EXPECTED["runs"]
+    assert buckets[-1]["signatures_so_far"] == EXPECTED["signatures"]
+    assert sum(b["findings"] for b in buckets) == EXPECTED["findings"]
+
+
+def test_corrupt_section(summary: dict[str, Any]) -> None:
+    corrupt = summary["corrupt"]
+    assert corrupt["lines"] == EXPECTED["corrupt_lines"]
+    assert corrupt["reasons"][0] == {"reason": "not valid JSON", "lines": 3}
+    assert len(corrupt["examples"]) == layout.CORRUPT_EXAMPLES
+    assert corrupt["examples"][1]["line"] == 2
+
+
+def test_record_content_is_kept_verbatim(summary: dict[str, Any]) -> None:
+    produce = next(s for s in summary["signatures"] if s["signature"] == "violation:produce:P-ACK:")
+    assert produce["shortest"]["finding"]["message"] == XSS
+    assert produce["targets"] == ["ref+<b>bold</b>"]
+
+
+def test_summary_file_round_trip(summary: dict[str, Any], tmp_path: Path) -> None:
+    path = write_summary(summary, tmp_path / "out")
+    assert load_summary(tmp_path / "out") == summary == load_summary(path)
+
+
+def test_empty_input_gives_an_empty_summary(tmp_path: Path) -> None:
+    (tmp_path / "runs.jsonl").write_text("")
+    summary = summarize_files([tmp_path / "runs.jsonl"])
+    assert summary["totals"]["runs"] == 0
+    assert summary["distributions"] == {"steps": None, "duration_s": None}
+    assert summary["timeline"] == {"buckets": []}
+    assert summary["signatures"] == [] and summary["mutants"] == []
