@@ -73,8 +73,10 @@ class ReferenceClusterTarget(Target):
         manager_class: type[AlterPartitionManager] = AlterPartitionManager,
         broker_config: BrokerConfig | None = None,
         settle: bool = True,
+        quiescence_limit: int | None = None,
     ) -> None:
         self.settles = settle
+        self.quiescence_limit = quiescence_limit
         self.options: dict[str, Any] = {
             "controller_class": controller_class, "leader_rules": leader_rules, "follower_rules": follower_rules,
             "manager_class": manager_class,
@@ -102,6 +104,8 @@ class ReferenceClusterTarget(Target):
             raise UnsupportedConfiguration(str(error)) from None
         cluster_config = build_config(release, controller_config)
         self._cluster = Cluster(profile_named(release), cluster_config, broker_config, **self.options)
+        if self.quiescence_limit is not None:
+            self._cluster.quiescence_limit = self.quiescence_limit
         self.monitor = PropertyMonitor()
         self.liveness = None
 

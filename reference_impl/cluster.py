@@ -319,7 +319,10 @@ class Cluster:
                 return other
         return message
 
-    def settle(self, max_events: int = 200_000) -> int:
+    quiescence_limit = 200_000
+    """Events one `settle` may take before the cluster counts as livelocked (QuiescenceError)."""
+
+    def settle(self, max_events: int | None = None) -> int:
         """Deliver every deliverable message in send order and fire timers due now, until quiet."""
         count = 0
         network = self.network
@@ -334,8 +337,9 @@ class Cluster:
                     return count
                 self._fire(timers.pop())
             count += 1
-            if count > max_events:
-                raise QuiescenceError(f"no quiescence after {max_events} events at t={self.now_ms}")
+            limit = self.quiescence_limit if max_events is None else max_events
+            if count > limit:
+                raise QuiescenceError(f"no quiescence after {limit} events at t={self.now_ms}")
 
     def advance(self, ms: int) -> None:
         """Let `ms` of logical time pass, delivering messages as they are sent (settle between timers)."""

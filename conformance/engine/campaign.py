@@ -19,6 +19,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import Flaky
+from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.stateful import get_state_machine_test
 
 from adapters.reference import ReferenceTarget
@@ -49,6 +50,10 @@ class CampaignConfig:
     differential: bool = True
     batch_size: int = DEFAULT_BATCH
     timeout_s: float = 30.0
+    shrink_budget_s: int = 20
+    """Hypothesis stops shrinking after this long (its own default is 300 s): a campaign runs
+    many batches, and a long cluster-level interleaving can take minutes to minimise fully.
+    A shrink cut short by it is still a valid, replayable counterexample, just not minimal."""
     campaign_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def replay_command(self, batch_seed: int, batch_examples: int) -> str:
@@ -183,6 +188,7 @@ class Worker:
             verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False,
         ))
         seed(batch_seed)(test)
+        conjecture_engine.MAX_SHRINKING_SECONDS = config.shrink_budget_s
         stop = False
         try:
             test()

@@ -32,9 +32,10 @@ CLUSTER_CONFIG: dict[str, Any] = {"min_insync_replicas": 2, "broker_session_time
 
 
 def engine_cluster(**options: Any) -> ReferenceClusterTarget:
-    """The simulated cluster as the engine drives it: unsettled (the machine moves the network)
-    and with the 1/10-scale broker timings that fit CLUSTER_CONFIG's one-second sessions."""
-    return ReferenceClusterTarget(settle=False, broker_config=BrokerConfig.fast(), **options)
+    """The simulated cluster as the engine drives it: unsettled (the machine moves the network),
+    with the 1/10-scale broker timings that fit CLUSTER_CONFIG's one-second sessions, and a
+    livelock declared after 20,000 events without quiet (a healthy heal needs a few hundred)."""
+    return ReferenceClusterTarget(settle=False, broker_config=BrokerConfig.fast(), quiescence_limit=20_000, **options)
 
 
 class ClusterMachine(RuleBasedStateMachine):

@@ -1,0 +1,72 @@
+"""`isrcheck pipeline [--out DIR]`: the main job — campaigns, Spark summary, HTML report.
+
+Exit 0 when the report was written and nothing flagged the reference or a negative control
+(mutants missed within the budget are listed, not errors: the budget is small by design);
+1 when the reference or a negative control was flagged; 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.campaign import CampaignResult
+from isrcheck.commands.summarize import summarize_with_spark
+from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
+from isrcheck.usage import UsageError
+from reports.html_report import render_report
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "pipeline", help="the main job: campaigns against the wire controller and the mutant catalogue, "
+        "Spark summary, HTML report",
+    )
+    parser.add_argument("--out", type=Path, default=Path("isrcheck-out"),
+                        help="output directory (default ./isrcheck-out)")
+    parser.add_argument("--mutant-budget", type=float, default=8.0, metavar="SECONDS",
+                        help="time per mutant campaign (default 8)")
+    parser.add_argument("--examples", type=int, default=150, help="runs of each reference campaign (default 150)")
+    parser.add_argument("--workers", type=int, default=2, help="campaigns in parallel (default 2)")
+    parser.add_argument("--master", help="Spark master URL (default local[*])")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.workers < 1 or args.examples < 1 or args.mutant_budget <= 0:
+        raise UsageError("--workers and --examples must be at least 1, --mutant-budget positive")
+    out: Path = args.out
+    if (out / "records").exists() and any((out / "records").glob("*.jsonl")):
+        raise UsageError(f"{out}/records already holds records; choose a new --out so runs do not mix")
+    plan = PipelinePlan(out=out, reference_examples=args.examples, mutant_budget_s=args.mutant_budget,
+                        workers=args.workers, seed=args.seed)
+    started = time.monotonic()
+
+    def progress(done: int, total: int, job: Job, result: CampaignResult, seconds: float) -> None:
+        print(f"[{done:>2}/{total}] {verdict(job, result):<7} {job.label} "
+              f"({result.runs} runs, {seconds:.1f} s)", flush=True)
+
+    print(f"isrcheck pipeline → {out}/ (campaigns in {plan.workers} processes)", flush=True)
+    outcomes = run_jobs(plan, progress)
+    totals = summary_line(outcomes)
+    print(f"campaigns done in {time.monotonic() - started:.0f} s: {totals['mutants_found']}/{totals['mutants']} "
+          f"mutants found, {totals['clean_controls']}/{totals['controls']} clean runs of the reference "
+          "and negative controls", flush=True)
+    print("summarizing on Spark ...", flush=True)
+    files = sorted((out / "records").glob("*.jsonl"))
+    summary = summarize_with_spark(files, out / "summary", args.master, {})
+    report = out / "report.html"
+    report.write_text(render_report(summary, title="isrcheck — reference, wire controller and mutants"),
+                      encoding="utf-8")
+    print(f"report: {report.resolve()}  ({time.monotonic() - started:.0f} s in all)", flush=True)
+    missed = [job.label for job, result in outcomes if job.expect_finding and not result.found]
+    if missed:
+        print(f"missed within {plan.mutant_budget_s:g} s each: {', '.join(m.split(':')[0] for m in missed)}")
+    if totals["clean_controls"] != totals["controls"]:
+        print("the reference or a negative control was flagged: see the report", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,104 @@
+"""The main job: a campaign of the reference against the built-in wire controller, the mutant
+catalogue (so that there is something to find), the Spark summary and the HTML report.
+
+The reference is checked against serve-controller over the wire (kafka-wire ghost brokers) and
+against itself at the cluster level; every mutant runs in process at its level, and two
+controller mutants also over the wire. The wire campaigns use
+the 3.9 profile: on 4.x a fenced ghost broker's restart must wait out a real session timeout
+(controller.md §4.1), which would not fit the five-minute budget.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
+from reference_impl.mutants import CATALOGUE
+
+WIRE_RELEASE = "3.9"
+WIRE_MUTANTS = ("B02", "D12")
+"""Controller mutants also served by serve-controller, to show detection through the real wire
+path; the whole catalogue runs in process (fail-over, B04's trigger, needs no real quorum there)."""
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    out: Path
+    release: str = "4.1"
+    reference_examples: int = 150
+    mutant_budget_s: float = 8.0
+    workers: int = 2
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class Job:
+    label: str
+    config: CampaignConfig
+    expect_finding: bool
+
+
+def jobs(plan: PipelinePlan) -> list[Job]:
+    records = plan.out / "records"
+    campaign = uuid.uuid4().hex[:6]
+    base = CampaignConfig(records_dir=records, seed=plan.seed, stop_at_first=True)
+    planned = [
+        Job("reference vs the wire controller", replace(
+            base, adapter="kafka-wire", release=WIRE_RELEASE, examples=plan.reference_examples, steps=30,
+            campaign_id=f"{campaign}-wire"), False),
+        Job("reference vs itself, cluster level", replace(
+            base, level="cluster", release=plan.release, examples=plan.reference_examples, steps=40,
+            campaign_id=f"{campaign}-cluster"), False),
+    ]
+    for mutant_id in WIRE_MUTANTS:
+        planned.append(Job(f"mutant {mutant_id} over the wire", replace(
+            base, adapter=f"kafka-wire,mutant={mutant_id}", release=WIRE_RELEASE, examples=None,
+            budget_s=plan.mutant_budget_s, steps=30, campaign_id=f"{campaign}-{mutant_id}-wire"), True))
+    for mutant in CATALOGUE.values():
+        if mutant.level == "controller":
+            config = replace(base, mutant=mutant.id, release=plan.release, examples=None,
+                             budget_s=plan.mutant_budget_s, steps=50, campaign_id=f"{campaign}-{mutant.id}")
+        else:
+            config = replace(base, mutant=mutant.id, level="cluster", release=plan.release, examples=None,
+                             budget_s=plan.mutant_budget_s, steps=40, campaign_id=f"{campaign}-{mutant.id}")
+        planned.append(Job(f"mutant {mutant.id}: {mutant.title}", config, not mutant.negative_control))
+    return planned
+
+
+def run_job(job: Job) -> tuple[Job, CampaignResult, float]:
+    started = time.monotonic()
+    return job, run_campaign(job.config), time.monotonic() - started
+
+
+def run_jobs(plan: PipelinePlan, report: Callable[[int, int, Job, CampaignResult, float], None]) -> list[
+        tuple[Job, CampaignResult]]:
+    planned = jobs(plan)
+    done: list[tuple[Job, CampaignResult]] = []
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(plan.workers) as pool:
+        for job, result, seconds in pool.imap_unordered(run_job, planned):
+            done.append((job, result))
+            report(len(done), len(planned), job, result, seconds)
+    return done
+
+
+def verdict(job: Job, result: CampaignResult) -> str:
+    if job.expect_finding:
+        return "found" if result.found else "MISSED"
+    return "clean" if not result.found else "FLAGGED"
+
+
+def summary_line(outcomes: list[tuple[Job, CampaignResult]]) -> dict[str, Any]:
+    mutants = [(j, r) for j, r in outcomes if j.expect_finding]
+    controls = [(j, r) for j, r in outcomes if not j.expect_finding]
+    return {
+        "mutants_found": sum(r.found for _, r in mutants), "mutants": len(mutants),
+        "clean_controls": sum(not r.found for _, r in controls), "controls": len(controls),
+        "runs": sum(r.runs for _, r in outcomes), "steps": sum(r.steps for _, r in outcomes),
+    }
