@@ -1,6 +1,7 @@
 """Turn an `--adapter` spec into a `Target`.
 
-Four ways: a built-in name (`reference`); a plug-in registered under the entry-point group
+Four ways: a built-in name (`reference`, or `reference+ID` for the reference with a catalogued
+mutant); a plug-in registered under the entry-point group
 `isrcheck.adapters`; `module:Class` (any importable Target subclass or factory); and
 `exec:COMMAND` (a process speaking docs/exec-protocol.md). In-process plug-ins are wrapped so
 every call has a timeout.
@@ -19,6 +20,8 @@ from adapters.guarded import GuardedTarget
 from adapters.reference import ReferenceTarget
 from adapters.reference_cluster import ReferenceClusterTarget
 from isrcheck.usage import UsageError
+from reference_impl.controller import Controller
+from reference_impl.mutants import CATALOGUE
 
 
 class LevelDispatch(Target):
@@ -52,7 +55,21 @@ def reference_targets() -> Target:
     return LevelDispatch("reference", {CONTROLLER: ReferenceTarget(), CLUSTER: ReferenceClusterTarget()})
 
 
+def reference_with_mutant(mutant_id: str) -> Target:
+    """`reference+ID`: the reference with a catalogued mutant (`isrcheck mutants`) applied — its
+    controller class at the controller level, its cluster options in the cluster model."""
+    mutant = CATALOGUE.get(mutant_id)
+    if mutant is None:
+        raise UsageError(f"unknown mutant {mutant_id!r} (known: {', '.join(CATALOGUE)})")
+    options = mutant.cluster_kwargs()
+    controller_class = options.get("controller_class", Controller)
+    assert isinstance(controller_class, type) and issubclass(controller_class, Controller)
+    cluster = ReferenceClusterTarget(**options)
+    return LevelDispatch(f"reference+{mutant_id}", {CONTROLLER: ReferenceTarget(controller_class), CLUSTER: cluster})
+
+
 BUILT_IN: dict[str, Callable[[], Target]] = {"reference": reference_targets}
+MUTANT_PREFIX = "reference+"
 ENTRY_POINT_GROUP = "isrcheck.adapters"
 
 
@@ -75,6 +92,8 @@ def load_object(path: str) -> Callable[[], Target]:
 def make_target(spec: str, timeout_s: float = 30.0) -> Target:
     if spec in BUILT_IN:
         return BUILT_IN[spec]()
+    if spec.startswith(MUTANT_PREFIX):
+        return reference_with_mutant(spec[len(MUTANT_PREFIX):])
     if spec.startswith("exec:"):
         from adapters.exec_target import ExecTarget
 
@@ -86,7 +105,7 @@ def make_target(spec: str, timeout_s: float = 30.0) -> Target:
         return instantiate(spec, plugins[spec](), timeout_s)
     if ":" in spec:
         return instantiate(spec, load_object(spec), timeout_s)
-    known = ", ".join([*BUILT_IN, *plugins, "exec:COMMAND", "module:Class"])
+    known = ", ".join([*BUILT_IN, "reference+MUTANT", *plugins, "exec:COMMAND", "module:Class"])
     raise UsageError(f"unknown adapter {spec!r} (known: {known})")
 
 
