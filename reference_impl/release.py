@@ -7,7 +7,7 @@ A profile is a *code* version; the cluster's metadata.version (MV) is configurat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 
@@ -93,151 +93,54 @@ class ReleaseProfile:
 
 _MV = MetadataVersion.parse
 
-PROFILES: dict[str, ReleaseProfile] = {
-    p.name: p
-    for p in (
-        ReleaseProfile(
-            name='3.3',
-            alter_partition_versions=(0, 2),
-            kip903_broker_epochs=False,
-            shrink_bump_mv_gated=False,
-            shrink_bump_before_isr=True,
-            unclean_config_honoured=False,
-            reassignment_needs_all_target_in_isr=False,
-            same_incarnation=SameIncarnation.NEW_EPOCH_RESET,
-            new_incarnation_shutdown_handler=False,
-            session_per_epoch=False,
-            elr=Elr.UNAVAILABLE,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("3.3-IV3"),
-            minimum_metadata_version=_MV("3.0-IV1"),
-            broker_registration_versions=(0, 0),
-            broker_heartbeat_versions=(0, 0),
-            activation_skips_fenced=False,
-            representative_version=(3, 3, 2),
-        ),
-        ReleaseProfile(
-            name='3.5',
-            alter_partition_versions=(0, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=False,
-            shrink_bump_before_isr=True,
-            unclean_config_honoured=False,
-            reassignment_needs_all_target_in_isr=False,
-            same_incarnation=SameIncarnation.NEW_EPOCH_RESET,
-            new_incarnation_shutdown_handler=False,
-            session_per_epoch=False,
-            elr=Elr.UNAVAILABLE,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("3.5-IV2"),
-            minimum_metadata_version=_MV("3.0-IV1"),
-            broker_registration_versions=(0, 1),
-            broker_heartbeat_versions=(0, 0),
-            activation_skips_fenced=False,
-            representative_version=(3, 5, 2),
-        ),
-        ReleaseProfile(
-            name='3.7',
-            alter_partition_versions=(0, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=True,
-            shrink_bump_before_isr=True,
-            unclean_config_honoured=False,
-            reassignment_needs_all_target_in_isr=False,
-            same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
-            new_incarnation_shutdown_handler=False,
-            session_per_epoch=False,
-            elr=Elr.UNAVAILABLE,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("3.7-IV4"),
-            minimum_metadata_version=_MV("3.0-IV1"),
-            broker_registration_versions=(0, 3),
-            broker_heartbeat_versions=(0, 1),
-            activation_skips_fenced=False,
-            representative_version=(3, 7, 2),
-        ),
-        ReleaseProfile(
-            name='3.8',
-            alter_partition_versions=(0, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=True,
-            shrink_bump_before_isr=False,
-            unclean_config_honoured=False,
-            reassignment_needs_all_target_in_isr=True,
-            same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
-            new_incarnation_shutdown_handler=False,
-            session_per_epoch=False,
-            elr=Elr.UNAVAILABLE,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("3.8-IV0"),
-            minimum_metadata_version=_MV("3.0-IV1"),
-            broker_registration_versions=(0, 3),
-            broker_heartbeat_versions=(0, 1),
-            activation_skips_fenced=False,
-            representative_version=(3, 8, 1),
-        ),
-        ReleaseProfile(
-            name='3.9',
-            alter_partition_versions=(0, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=True,
-            shrink_bump_before_isr=False,
-            unclean_config_honoured=True,
-            reassignment_needs_all_target_in_isr=True,
-            same_incarnation=SameIncarnation.AMEND,
-            new_incarnation_shutdown_handler=False,
-            session_per_epoch=False,
-            elr=Elr.UNAVAILABLE,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("3.9-IV0"),
-            minimum_metadata_version=_MV("3.0-IV1"),
-            broker_registration_versions=(0, 4),
-            broker_heartbeat_versions=(0, 1),
-            activation_skips_fenced=False,
-            representative_version=(3, 9, 1),
-        ),
-        ReleaseProfile(
-            name='4.0',
-            alter_partition_versions=(2, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=True,
-            shrink_bump_before_isr=False,
-            unclean_config_honoured=True,
-            reassignment_needs_all_target_in_isr=True,
-            same_incarnation=SameIncarnation.AMEND,
-            new_incarnation_shutdown_handler=True,
-            session_per_epoch=True,
-            elr=Elr.OPT_IN,
-            last_known_leader_must_be_acceptable=False,
-            default_metadata_version=_MV("4.0-IV3"),
-            minimum_metadata_version=_MV("3.3-IV3"),
-            broker_registration_versions=(0, 4),
-            broker_heartbeat_versions=(0, 1),
-            activation_skips_fenced=False,
-            representative_version=(4, 0, 0),
-        ),
-        ReleaseProfile(
-            name='4.1',
-            alter_partition_versions=(2, 3),
-            kip903_broker_epochs=True,
-            shrink_bump_mv_gated=True,
-            shrink_bump_before_isr=False,
-            unclean_config_honoured=True,
-            reassignment_needs_all_target_in_isr=True,
-            same_incarnation=SameIncarnation.AMEND,
-            new_incarnation_shutdown_handler=True,
-            session_per_epoch=True,
-            elr=Elr.DEFAULT_ON,
-            last_known_leader_must_be_acceptable=True,
-            default_metadata_version=_MV("4.1-IV1"),
-            minimum_metadata_version=_MV("3.3-IV3"),
-            broker_registration_versions=(0, 4),
-            broker_heartbeat_versions=(0, 1),
-            activation_skips_fenced=True,
-            representative_version=(4, 1, 0),
-        ),
-    )
-}
+_P3_3 = ReleaseProfile(
+    name="3.3",
+    alter_partition_versions=(0, 2),
+    kip903_broker_epochs=False,
+    shrink_bump_mv_gated=False,
+    shrink_bump_before_isr=True,
+    unclean_config_honoured=False,
+    reassignment_needs_all_target_in_isr=False,
+    same_incarnation=SameIncarnation.NEW_EPOCH_RESET,
+    new_incarnation_shutdown_handler=False,
+    session_per_epoch=False,
+    elr=Elr.UNAVAILABLE,
+    last_known_leader_must_be_acceptable=False,
+    default_metadata_version=_MV("3.3-IV3"),
+    minimum_metadata_version=_MV("3.0-IV1"),
+    broker_registration_versions=(0, 0),
+    broker_heartbeat_versions=(0, 0),
+    representative_version=(3, 3, 2),
+)
+# Each later release names only what §7 says changed since the one before.
+_P3_5 = replace(
+    _P3_3, name="3.5", alter_partition_versions=(0, 3), kip903_broker_epochs=True,
+    default_metadata_version=_MV("3.5-IV2"), broker_registration_versions=(0, 1), representative_version=(3, 5, 2),
+)
+_P3_7 = replace(
+    _P3_5, name="3.7", shrink_bump_mv_gated=True, same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
+    default_metadata_version=_MV("3.7-IV4"), broker_registration_versions=(0, 3), broker_heartbeat_versions=(0, 1),
+    representative_version=(3, 7, 2),
+)
+_P3_8 = replace(
+    _P3_7, name="3.8", shrink_bump_before_isr=False, reassignment_needs_all_target_in_isr=True,
+    default_metadata_version=_MV("3.8-IV0"), representative_version=(3, 8, 1),
+)
+_P3_9 = replace(
+    _P3_8, name="3.9", unclean_config_honoured=True, same_incarnation=SameIncarnation.AMEND,
+    default_metadata_version=_MV("3.9-IV0"), broker_registration_versions=(0, 4), representative_version=(3, 9, 1),
+)
+_P4_0 = replace(
+    _P3_9, name="4.0", alter_partition_versions=(2, 3), new_incarnation_shutdown_handler=True,
+    session_per_epoch=True, elr=Elr.OPT_IN, default_metadata_version=_MV("4.0-IV3"),
+    minimum_metadata_version=_MV("3.3-IV3"), representative_version=(4, 0, 0),
+)
+_P4_1 = replace(
+    _P4_0, name="4.1", elr=Elr.DEFAULT_ON, last_known_leader_must_be_acceptable=True,
+    default_metadata_version=_MV("4.1-IV1"), activation_skips_fenced=True, representative_version=(4, 1, 0),
+)
+
+PROFILES: dict[str, ReleaseProfile] = {p.name: p for p in (_P3_3, _P3_5, _P3_7, _P3_8, _P3_9, _P4_0, _P4_1)}
 
 NEWEST = "4.1"
 
