@@ -9,6 +9,7 @@ the command prints its own one-line result rather than pages of JVM chatter.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,6 +50,18 @@ logger.native.level = error
 """
 
 
+_LOCAL_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]")
+
+
+def check_master(url: str) -> None:
+    """Spark's own rule for master URLs, checked before the JVM starts: a URL Spark refuses makes
+    spark-submit print a Java stack trace and PySpark report only that its gateway exited."""
+    if url.startswith(("sc://", "spark://", "k8s://")) or url == "yarn" or _LOCAL_MASTER.fullmatch(url):
+        return
+    raise UsageError(f"bad Spark master {url!r}: expected local, local[N], local[*], spark://HOST:PORT, yarn, "
+                     "k8s://URL or sc://HOST:PORT")
+
+
 def _log_config() -> Path:
     path = Path(tempfile.gettempdir()) / "isrcheck-spark-log4j2.properties"
     if not path.exists() or path.read_text() != _LOG4J2:
@@ -56,14 +69,17 @@ def _log_config() -> Path:
     return path
 
 
-def start_session(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
-    """A session for `master` (default local[*]); `conf` overrides the defaults above."""
+def start_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  app_name: str = "isrcheck summarize") -> SparkSession:
+    """A session for `master` (default local[*]); `conf` overrides the defaults above. The name
+    is what a cluster's UI lists the application as."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
     url = master or DEFAULT_MASTER
-    builder = SparkSession.builder.appName("isrcheck summarize")
+    check_master(url)
+    builder = SparkSession.builder.appName(app_name)
     settings = dict(DEFAULT_CONF)
     if url.startswith("sc://"):
         builder = builder.remote(url)

@@ -1,7 +1,8 @@
 """`isrcheck run`: a campaign of generated interleavings against a target (issue #4).
 
 Exit 0 nothing found, 1 a divergence or violation (or a timeout/crash of the target), 2 usage
-or configuration error.
+or configuration error. With `--spark` the same campaign runs as Spark tasks
+(`conformance/engine/spark_campaign.py`) and prints the same result.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from adapters.adapter_options import with_cli_options
 from conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
 from conformance.engine.junit import write_junit
 from conformance.engine.targets import TargetSpec
+from isrcheck.commands.summarize import add_spark_options, spark_conf
 from isrcheck.usage import UsageError
 from reference_impl.release import NEWEST, PROFILES, profile_named
 
@@ -40,7 +44,7 @@ def register(subparsers: Any) -> None:
     amount.add_argument("--budget", type=float, metavar="SECONDS", help="run until this many seconds have passed")
     parser.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
     parser.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
-    parser.add_argument("--workers", default="1", help="worker processes, or 'auto'")
+    parser.add_argument("--workers", default="1", help="worker processes, or 'auto' (not with --spark)")
     parser.add_argument("--records", type=Path, metavar="DIR", help="write one JSON line per run under DIR")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stop-at-first", action="store_true", help="stop and shrink at the first finding (default)")
@@ -51,7 +55,40 @@ def register(subparsers: Any) -> None:
                         help="per-call timeout for the target (default 30)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", action="store_true", help="print a final JSON summary")
+    parser.add_argument("--spark", action="store_true",
+                        help="run the batches as Spark tasks, one per executor slot; each task stops at its own "
+                        "first finding, and on a cluster --records must be a shared path")
+    add_spark_options(parser)
     parser.set_defaults(handler=run)
+
+
+Execute = Callable[[CampaignConfig, Callable[[int, int, int, float], None]], CampaignResult]
+
+
+def check_spark_options(args: argparse.Namespace) -> None:
+    """--master and --conf only mean something with --spark, and --spark brings its own
+    parallelism: a silently ignored option would run a different campaign than the one asked for."""
+    if not args.spark:
+        if args.master is not None or args.conf:
+            raise UsageError(f"{'--master' if args.master is not None else '--conf'} needs --spark")
+        return
+    if args.workers != "1":
+        raise UsageError("--workers does not apply with --spark (the executors' task slots set the parallelism)")
+
+
+@contextmanager
+def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
+    """Local processes, or a Spark session kept for all levels of this invocation."""
+    if not args.spark:
+        yield run_campaign
+        return
+    from conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
+
+    spark = start_campaign_session(args.master, spark_conf(args.conf))
+    try:
+        yield lambda config, progress: run_campaign_on_spark(spark, config)
+    finally:
+        spark.stop()
 
 
 def parse_workers(text: str) -> int:
@@ -104,6 +141,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
 
 
 def run(args: argparse.Namespace) -> int:
+    check_spark_options(args)
     configs, skipped = configs_from(args)
     interactive = sys.stderr.isatty() and not args.json
     for reason in skipped:
@@ -116,20 +154,22 @@ def run(args: argparse.Namespace) -> int:
 
     found = False
     summaries = []
-    for config in configs:
-        print(f"campaign {config.campaign_id}: {config.adapter}{'+' + config.mutant if config.mutant else ''} "
-              f"on Kafka {config.release}, {config.level} level, seed {config.seed}", file=sys.stderr)
-        result = run_campaign(config, progress)
-        found = found or result.found
-        if interactive:
-            print(file=sys.stderr)
-        if args.junit is not None:
-            suffix = "" if len(configs) == 1 else f"-{config.level}"
-            write_junit(args.junit.with_name(args.junit.stem + suffix + args.junit.suffix), config, result)
-        summaries.append({"campaign_id": config.campaign_id, "level": config.level, "seed": config.seed,
-                          **result.to_json()})
-        if not args.json:
-            print_result(config.level, result)
+    where = f" on Spark ({args.master or 'local[*]'})" if args.spark else ""
+    with campaign_executor(args) as execute:
+        for config in configs:
+            print(f"campaign {config.campaign_id}: {config.adapter}{'+' + config.mutant if config.mutant else ''} "
+                  f"on Kafka {config.release}, {config.level} level, seed {config.seed}{where}", file=sys.stderr)
+            result = execute(config, progress)
+            found = found or result.found
+            if interactive:
+                print(file=sys.stderr)
+            if args.junit is not None:
+                suffix = "" if len(configs) == 1 else f"-{config.level}"
+                write_junit(args.junit.with_name(args.junit.stem + suffix + args.junit.suffix), config, result)
+            summaries.append({"campaign_id": config.campaign_id, "level": config.level, "seed": config.seed,
+                              **result.to_json()})
+            if not args.json:
+                print_result(config.level, result)
     if args.json:
         print(json.dumps(summaries[0] if len(summaries) == 1 else {"campaigns": summaries}, indent=2))
     return 1 if found else 0
