@@ -66,6 +66,7 @@ td.when { white-space: nowrap; font-family: var(--mono); font-size: 12px; }
 .badge.timeout { background: #fff4e2; color: var(--warn); border-color: #f1cf95; }
 .badge.crash { background: #f3ecfa; color: #6d3aa0; border-color: #d5c2ea; }
 .badge.yes { background: var(--good-soft); color: var(--good); border-color: #b9dcc3; }
+.badge.control { font-family: inherit; font-weight: 500; margin-left: 4px; }
 .chips { display: flex; flex-wrap: wrap; gap: 4px; }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 18px; }
 .panel { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; background: #fff; overflow-x: auto; }
@@ -113,7 +114,9 @@ svg.chart .bar-detected { fill: #4d7fc4; }
 svg.chart .bar-undetected { fill: #f1f3f6; stroke: #d5dbe3; stroke-dasharray: 3 3; }
 svg.chart .bar-label { font-size: 12px; font-weight: 600; fill: var(--fg); font-family: var(--mono); }
 svg.chart .bar-value { font-size: 11.5px; fill: var(--muted); }
-svg.chart .bar-value.undetected { fill: var(--bad); }
+svg.chart .bar-value.undetected, svg.chart .bar-value.false-positive { fill: var(--bad); }
+svg.chart .bar-false-positive { fill: var(--bad); }
+svg.chart .bar-value.passed { fill: var(--good); }
 svg.chart .bar-hist { fill: #6f93c9; }
 .stats { margin: 4px 0 0; color: var(--muted); font-size: 12.5px; }
 table.diffs td { font-family: var(--mono); font-size: 12px; word-break: break-word; }

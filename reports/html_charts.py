@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from reports.mutant_verdict import verdict
+
 OUTCOME_COLOURS = {"pass": "#3f9b5a", "finding": "#d43d3d", "timeout": "#e08a1e", "crash": "#8a4fbf",
                    "error": "#6b6b6b", "skipped": "#b9c0c8"}
 OTHER_COLOUR = "#4d7fc4"
@@ -100,7 +102,8 @@ def _axes(left: float, top: float, plot_w: float, plot_h: float) -> list[str]:
 
 
 def mutant_chart(mutants: Sequence[dict[str, Any]]) -> str:
-    """Steps to the first finding per mutant, on a log scale; undetected mutants marked as such."""
+    """Steps to the first finding per mutant, on a log scale; undetected mutants marked as such,
+    and negative controls the other way round (unflagged passes, a finding is a false positive)."""
     if not mutants:
         return '<p class="muted">No mutant runs.</p>'
     row, left, width = 24, 90, 760
@@ -120,17 +123,21 @@ def mutant_chart(mutants: Sequence[dict[str, Any]]) -> str:
         name = escape(str(mutant["mutant"]))
         parts.append(f'<text class="bar-label" x="{left - 8}" y="{y + 13}" text-anchor="end">{name}</text>')
         steps = mutant.get("steps_to_first_finding")
+        result = verdict(mutant)
         if steps:
             bar = plot_w * max(math.log10(steps), 0.05) / top_exp
-            parts.append(f'<rect class="bar-detected" x="{left}" y="{y}" width="{bar:.1f}" height="{row - 8}">'
+            tone, prefix = ("detected", "") if result.passed else ("false-positive", "false positive after ")
+            parts.append(f'<rect class="bar-{tone}" x="{left}" y="{y}" width="{bar:.1f}" height="{row - 8}">'
                          f"<title>{name}: first finding after {steps:,} steps "
                          f'(run {mutant.get("runs_to_first_finding")} of {mutant["runs"]:,})</title></rect>'
-                         f'<text class="bar-value" x="{left + bar + 6:.1f}" y="{y + 13}" text-anchor="start">'
-                         f"{steps:,} steps · run {mutant.get('runs_to_first_finding')}</text>")
+                         f'<text class="bar-value {tone}" x="{left + bar + 6:.1f}" y="{y + 13}" text-anchor="start">'
+                         f"{prefix}{steps:,} steps · run {mutant.get('runs_to_first_finding')}</text>")
         else:
+            tone = "passed" if result.passed else "undetected"
+            text = "passed: not flagged" if result.passed else "not detected"
             parts.append(f'<rect class="bar-undetected" x="{left}" y="{y}" width="{plot_w:.1f}" '
-                         f'height="{row - 8}"/><text class="bar-value undetected" x="{left + 8}" y="{y + 13}" '
-                         f'text-anchor="start">not detected in {mutant["runs"]:,} runs</text>')
+                         f'height="{row - 8}"/><text class="bar-value {tone}" x="{left + 8}" y="{y + 13}" '
+                         f'text-anchor="start">{text} in {mutant["runs"]:,} runs</text>')
     parts.append("</svg>")
     return "".join(parts)
 

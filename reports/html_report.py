@@ -23,6 +23,7 @@ from typing import Any
 from reports import html_charts as charts
 from reports.html_assets import CSS, JS
 from reports.html_sequence import compact, differing_steps, sequence_svg
+from reports.mutant_verdict import verdict
 
 PROPERTY_HELP = {
     "P-ACK": "an acks=all record survives any sequence of clean elections",
@@ -310,28 +311,31 @@ def _mutants(mutants: Sequence[dict[str, Any]]) -> str:
     if not mutants:
         return '<section id="mutants"><h2>Mutants</h2><p class="muted">No mutant runs.</p></section>'
     head = "".join(f'<th data-type="{kind or "text"}" class="{"num" if kind else ""}">{name}</th>' for name, kind in (
-        ("mutant", ""), ("runs", "number"), ("runs with findings", "number"), ("detected", ""),
+        ("mutant", ""), ("runs", "number"), ("runs with findings", "number"), ("result", ""),
         ("runs to first finding", "number"), ("steps to first finding", "number"), ("first finding at", ""),
         ("signatures", "")))
     rows = []
     for mutant in mutants:
-        detected = mutant.get("detected")
+        result = verdict(mutant)
         steps = mutant.get("steps_to_first_finding")
         first_run = mutant.get("runs_to_first_finding")
+        control = ' <span class="badge control">negative control</span>' if result.negative_control else ""
         rows.append(
-            f'<tr><td class="mono">{esc(mutant.get("mutant"))}</td>'
+            f'<tr><td class="mono">{esc(mutant.get("mutant"))}{control}</td>'
             f'<td class="num" data-sort="{mutant.get("runs") or 0}">{charts.number(mutant.get("runs"))}</td>'
             f'<td class="num" data-sort="{mutant.get("runs_with_findings") or 0}">'
             f'{charts.number(mutant.get("runs_with_findings"))}</td>'
-            f'<td><span class="badge {"yes" if detected else "no"}">{"detected" if detected else "not detected"}'
+            f'<td><span class="badge {"yes" if result.passed else "no"}">{esc(result.label)}'
             f'</span></td><td class="num" data-sort="{first_run or 10**12}">{charts.number(first_run)}</td>'
             f'<td class="num" data-sort="{steps or 10**12}">{charts.number(steps)}</td>'
             f'{_when(mutant.get("first_finding_at"))}'
             f'<td>{_chips(mutant.get("signatures") or [], 3)}</td></tr>')
     return ('<section id="mutants"><h2>Mutants</h2><p class="muted">A mutant is detected by any finding other than an '
-            'engine error. Steps to first finding add up the steps of its earlier runs (in started_at order) and '
-            'the step of the first finding.</p><div class="scroll"><table class="sortable mutants">'
-            f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div></section>')
+            'engine error. A negative control is a variation Kafka allows: it passes when nothing flags it, and a '
+            'finding on it is a false positive. Steps to first finding add up the steps of its earlier runs (in '
+            'started_at order) and the step of the first finding.</p>'
+            f'<div class="scroll"><table class="sortable mutants"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div></section>')
 
 
 def _distributions(distributions: dict[str, Any]) -> str:

@@ -293,6 +293,7 @@ def mutant_entry(name: str, runs: int, detecting: int, signatures: list[str]) ->
         "runs": runs,
         "runs_with_findings": detecting,
         "detected": detecting > 0,
+        "negative_control": layout.is_negative_control(name),
         "signatures": signatures,
         "runs_to_first_finding": None,
         "steps_to_first_finding": None,

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_fixtures import EXPECTED, XSS
+from report_fixtures import ELIG, EXPECTED, XSS, counterexample, failing, finding, make_record
 
+from reports.html_charts import mutant_chart
 from reports.html_report import embed_json, render_report
 from reports.html_sequence import actor_order, sequence_svg, short_result
 from reports.plain_summary import summarize_files
@@ -97,3 +98,47 @@ def test_sequence_diagram_lanes_and_highlight() -> None:
 def test_a_summary_with_nothing_in_it_renders() -> None:
     page = render_report({"format": "isrcheck.summary/1"})
     assert "No runs." in page and "No findings." in page
+
+
+def mutant_rows(page: str) -> dict[str, str]:
+    """Mutant id → its row in the Mutants table."""
+    table = page[page.index('<table class="sortable mutants">'):]
+    table = table[: table.index("</table>")]
+    rows = table.split("<tr>")[2:]
+    return {row.split('<td class="mono">')[1].split("<")[0].strip(): row for row in rows}
+
+
+def test_negative_controls_pass_when_not_flagged_and_fail_when_flagged(tmp_path: Path) -> None:
+    """B02 detected and B01 missed are the ordinary cases; for the negative controls the colours
+    turn round: N3 unflagged is a pass, N1 flagged is a false positive of the properties."""
+    records = [
+        failing(1, [finding(*ELIG, step=4)], counterexample(4), target="reference+B02", mutant="B02"),
+        make_record(2, target="reference+B01", mutant="B01"),
+        failing(3, [finding(*ELIG, step=2)], counterexample(2), target="reference+N1", mutant="N1"),
+        make_record(4, target="reference+N3", mutant="N3", level="cluster"),
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    summary = summarize_files([path])
+    page = render_report(summary)
+    rows = mutant_rows(page)
+    assert '<span class="badge yes">detected</span>' in rows["B02"]
+    assert '<span class="badge no">not detected</span>' in rows["B01"]
+    assert '<span class="badge no">false positive</span>' in rows["N1"]
+    assert '<span class="badge yes">passed: not flagged</span>' in rows["N3"]
+    assert "negative control" in rows["N1"] and "negative control" in rows["N3"]
+    assert "negative control" not in rows["B01"] + rows["B02"]
+    chart = mutant_chart(summary["mutants"])
+    assert chart.count('class="bar-false-positive"') == 1 and "false positive after 2 steps" in chart
+    assert '<text class="bar-value passed"' in chart and "passed: not flagged in 1 runs" in chart
+    assert chart.count('class="bar-value undetected"') == 1  # B01 only
+    assert chart.count('class="bar-detected"') == 1  # B02 only
+
+
+def test_a_summary_without_the_negative_control_field_is_read_against_the_catalogue() -> None:
+    """summary.json files written before mutant entries carried `negative_control`."""
+    mutants = [{"mutant": "N2", "runs": 5, "runs_with_findings": 0, "detected": False, "signatures": []},
+               {"mutant": "D1", "runs": 5, "runs_with_findings": 0, "detected": False, "signatures": []}]
+    rows = mutant_rows(render_report({"format": "isrcheck.summary/1", "mutants": mutants}))
+    assert '<span class="badge yes">passed: not flagged</span>' in rows["N2"]
+    assert '<span class="badge no">not detected</span>' in rows["D1"]

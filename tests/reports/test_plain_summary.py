@@ -72,6 +72,8 @@ def test_mutants_and_steps_to_first_finding(summary: dict[str, Any]) -> None:
     assert (b02["runs_to_first_finding"], b02["steps_to_first_finding"]) == (2, 16 + 5)
     # N1's only finding is an engine error, which does not detect a mutant
     assert (n1["mutant"], n1["detected"], n1["steps_to_first_finding"]) == ("N1", False, None)
+    # N1 is a negative control in the catalogue (not being flagged is its pass); B02 is a bug
+    assert (b02["negative_control"], n1["negative_control"]) == (False, True)
 
 
 def test_distributions_and_timeline(summary: dict[str, Any]) -> None:
