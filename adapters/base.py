@@ -84,3 +84,7 @@ class Target(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release whatever `open` started."""
+
+    def shutdown(self) -> None:  # noqa: B027 - optional hook
+        """After the last run: release what outlives runs (controller processes, connections), so
+        that a campaign ending leaves nothing running."""

@@ -85,7 +85,12 @@ class FixedEndpoint:
 
 
 class ServeControllerProcesses:
-    """`isrcheck serve-controller` children on 127.0.0.1, one per settings, at most `keep` alive."""
+    """`isrcheck serve-controller` children on 127.0.0.1, one per settings, at most `keep` alive.
+
+    No child may outlive its parent: `close` (the target's `shutdown`) and interpreter exit stop
+    them, and for the ends that run no Python — SIGKILL, a multiprocessing or Spark worker ended
+    by its pool — each child watches the pipe on its stdin, whose other end only this process
+    holds, and stops at end of file (`serve-controller --stop-on-stdin-eof`)."""
 
     def __init__(self, session_timeout_ms: int, mutant: str | None = None, keep: int = 2,
                  startup_timeout_s: float = 30.0) -> None:
@@ -103,7 +108,7 @@ class ServeControllerProcesses:
             "--kafka", settings.release, "--metadata-version", settings.metadata_version,
             "--elr" if settings.eligible_leader_replicas else "--no-elr",
             "--min-insync-replicas", str(settings.min_insync_replicas),
-            "--session-timeout-ms", str(self.session_timeout_ms), "--metadata-log", log_dir,
+            "--session-timeout-ms", str(self.session_timeout_ms), "--metadata-log", log_dir, "--stop-on-stdin-eof",
         ]
         if settings.unclean_leader_election_enable:
             command.append("--unclean-leader-election")
@@ -121,7 +126,7 @@ class ServeControllerProcesses:
         while len(self.children) >= self.keep:
             self.stop(next(iter(self.children)))
         log_dir = tempfile.mkdtemp(prefix="isrcheck-serve-")
-        process = subprocess.Popen(self.command(settings, log_dir), stdout=subprocess.PIPE,
+        process = subprocess.Popen(self.command(settings, log_dir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
         host, port = self.wait_listening(process)
         path = log_path(log_dir)
@@ -147,6 +152,8 @@ class ServeControllerProcesses:
             elif process.poll() is not None:
                 break
         process.kill()
+        process.wait(5)
+        close_pipes(process)
         raise TargetFailure("crash", f"serve-controller did not start (exit {process.poll()}): {buffered[-500:]!r}")
 
     def stop(self, settings: ControllerSettings) -> None:
@@ -158,10 +165,15 @@ class ServeControllerProcesses:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(5)
-        if process.stdout is not None:
-            process.stdout.close()
+        close_pipes(process)
         shutil.rmtree(log_dir, ignore_errors=True)
 
     def close(self) -> None:
         for settings in list(self.children):
             self.stop(settings)
+
+
+def close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()

@@ -56,3 +56,9 @@ class GuardedTarget(Target):
         """Ends one run; the wrapper stays usable for the next `open` unless it broke."""
         if self.broken is None:
             self.call("close", self.inner.close)
+
+    def shutdown(self) -> None:
+        """A broken wrapper leaves the inner target alone: its hung call may hold what shutting
+        down would wait for."""
+        if self.broken is None:
+            self.call("shutdown", self.inner.shutdown)

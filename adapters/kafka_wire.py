@@ -153,17 +153,20 @@ class KafkaWireTarget(Target):
             self.ghosts, self.anchor = {}, None
 
     def shutdown(self) -> None:
-        """End the session: stop heartbeats, close the connection, stop what the provider started."""
-        self.close()
-        self._stop.set()
-        if self._keepalive is not None:
-            self._keepalive.join(2)
-        with self.lock:
-            if self.connection is not None:
-                self.connection.close()
-            if self.source is not None:
-                self.source.close()
-        self.provider.close()
+        """End the session: stop heartbeats, close the connection, stop what the provider started —
+        the last even when unregistering the run's ghosts fails, so no controller is left running."""
+        try:
+            self.close()
+        finally:
+            self._stop.set()
+            if self._keepalive is not None:
+                self._keepalive.join(2)
+            with self.lock:
+                if self.connection is not None:
+                    self.connection.close()
+                if self.source is not None:
+                    self.source.close()
+            self.provider.close()
 
     def connect(self, endpoint: ControllerEndpoint) -> None:
         if endpoint != self.endpoint:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import time
 import uuid
 from collections import Counter
@@ -22,11 +23,12 @@ from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.stateful import get_state_machine_test
 
+from adapters.base import TargetFailure
 from adapters.reference import ReferenceTarget
 from conformance.engine.findings import ERROR, Finding
 from conformance.engine.records import SCHEMA, RecordWriter, utc_timestamp
 from conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
-from conformance.engine.targets import TargetSpec
+from conformance.engine.targets import SharedTarget, TargetSpec
 from conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine, engine_cluster
 from conformance.generator.controller_machine import ControllerMachine
 
@@ -168,6 +170,16 @@ class Worker:
                 "counterexample_length": record["counterexample"]["length"] if record["counterexample"] else None,
             })
 
+    def shutdown(self) -> None:
+        """End the shared target's session: controller processes it started must stop with the
+        campaign, not linger until the interpreter exits (a pool worker, ended by SIGTERM when
+        the pool closes, never gets there)."""
+        if isinstance(self.make_target, SharedTarget):
+            try:
+                self.make_target.shutdown()
+            except TargetFailure as error:  # the runs are recorded already; a person should still know
+                print(f"isrcheck: the target did not shut down cleanly: {error}", file=sys.stderr)
+
     def run_batch(self, batch: int, examples: int) -> bool:
         """Run one seeded batch; True when the campaign should stop (stop-at-first found)."""
         config = self.config
@@ -234,6 +246,7 @@ def worker_main(config: CampaignConfig, worker: int, batches: list[tuple[int, in
                 break
     finally:
         instance.writer.close()
+        instance.shutdown()
     return instance.result
 
 

@@ -72,6 +72,7 @@ def run_task(config: CampaignConfig, task: int, tasks: int, deadline: float | No
                 break
     finally:
         worker.writer.close()
+        worker.shutdown()
     return TaskReport(task, host, result=worker.result)
 
 

@@ -71,3 +71,6 @@ class SharedTarget:
         if getattr(self.instance, "broken", None) is not None:
             self.instance = make_target(self.adapter, self.timeout_s)
         return self.instance
+
+    def shutdown(self) -> None:
+        self.instance.shutdown()

@@ -4,10 +4,11 @@ Answers the controller APIs a fake broker uses (controller.md §9.1): ApiVersion
 BrokerRegistration, BrokerHeartbeat, UnregisterBroker, CreateTopics, CreatePartitions,
 AlterPartition (the release's versions, §7), ElectLeaders, AlterPartitionReassignments and
 DescribeCluster. Binds loopback by default and prints ``listening on HOST:PORT`` once ready;
-runs until interrupted. Time is the wall clock (`adapters.served_controller`), so a broker that
-stops heartbeating is fenced after ``--session-timeout-ms`` (§4.3). With ``--metadata-log DIR``
-every metadata record is appended to ``DIR/__cluster_metadata.jsonl`` before the request that
-wrote it is answered (docs/wire.md).
+runs until interrupted (or, with ``--stop-on-stdin-eof``, until its standard input ends: how a
+parent that started it makes sure it never outlives the parent). Time is the wall clock
+(`adapters.served_controller`), so a broker that stops heartbeating is fenced after
+``--session-timeout-ms`` (§4.3). With ``--metadata-log DIR`` every metadata record is appended to
+``DIR/__cluster_metadata.jsonl`` before the request that wrote it is answered (docs/wire.md).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import gc
+import os
 import signal
 import sys
 import threading
@@ -58,6 +60,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--min-insync-replicas", type=int, default=1, metavar="N", help="cluster default (default 1)")
     parser.add_argument("--cluster-id", default=DEFAULT_CLUSTER_ID, help="cluster id brokers must register with")
     parser.add_argument("--node-id", type=int, default=DEFAULT_NODE_ID, help="this controller's node id")
+    parser.add_argument("--stop-on-stdin-eof", action="store_true",
+                        help="stop when standard input reaches end of file, e.g. because the process holding "
+                        "the other end of the pipe exited or was killed")
     parser.set_defaults(handler=run)
 
 
@@ -104,11 +109,14 @@ def build_server(args: argparse.Namespace) -> tuple[KafkaProtocolServer, ServedC
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve on a background thread; the main thread waits for SIGINT/SIGTERM, then stops cleanly."""
+    """Serve on a background thread; the main thread waits for SIGINT/SIGTERM (or the end of stdin),
+    then stops cleanly."""
     server, served = build_server(args)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
+    if args.stop_on_stdin_eof:  # from the start: a parent may die before the server listens
+        threading.Thread(target=stop_at_end_of_input, args=(stop,), name="stdin-eof", daemon=True).start()
     # The server allocates many short-lived kio objects per request; moving the startup heap out
     # of the collector's sight and collecting less often is worth ~10% of a round trip.
     gc.freeze()
@@ -126,3 +134,15 @@ def run(args: argparse.Namespace) -> int:
         served.close()
     print("serve-controller: stopped", file=sys.stderr)
     return 0
+
+
+def stop_at_end_of_input(stop: threading.Event) -> None:
+    """The kernel closes a process's end of a pipe however it ends, SIGKILL included, so end of
+    file on stdin means the parent is gone (or let go of us): portable, unlike a parent-death
+    signal, which Linux sends when the parent's *thread* ends."""
+    try:
+        while os.read(sys.stdin.fileno(), 4096):
+            pass
+    except OSError:
+        pass
+    stop.set()
