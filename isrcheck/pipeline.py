@@ -65,8 +65,9 @@ def jobs(plan: PipelinePlan) -> list[Job]:
             config = replace(base, mutant=mutant.id, release=plan.release, examples=None,
                              budget_s=plan.mutant_budget_s, steps=50, campaign_id=f"{campaign}-{mutant.id}")
         else:
-            config = replace(base, mutant=mutant.id, level="cluster", release=plan.release, examples=None,
-                             budget_s=plan.mutant_budget_s, steps=40, campaign_id=f"{campaign}-{mutant.id}")
+            config = replace(base, mutant=mutant.id, level="cluster", release=mutant.release or plan.release,
+                             examples=None, budget_s=plan.mutant_budget_s, steps=40,
+                             campaign_id=f"{campaign}-{mutant.id}")
         planned.append(Job(f"mutant {mutant.id}: {mutant.title}", config, not mutant.negative_control))
     return planned
 

@@ -155,6 +155,9 @@ class Cluster:
         self.epoch_leaders: dict[tuple[str, int, int], int] = {}
         self.unclean: dict[TopicPartition, None] = {}
         self.admissions: list[IsrAdmission] = []
+        self._proposed_hws: dict[int, tuple[AlterPartitionRequest, dict[TopicPartition, int]]] = {}
+        """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
+        identity; the payload is kept so the id stays unique), for the P-ELIG ground truth."""
         self.data_loss: list[DataLoss] = []
         self.controlled_shutdowns: dict[int, int] = {}
         """broker → serial of the incarnation whose controlled shutdown the controller accepted."""
@@ -185,7 +188,15 @@ class Cluster:
         self, kind: str, src: Node, dst: Node, payload: object, correlation: int = 0, src_serial: int = 0,
         dst_serial: int = 0,
     ) -> Message:
-        return self.network.send(kind, src, dst, payload, correlation, src_serial, dst_serial)
+        message = self.network.send(kind, src, dst, payload, correlation, src_serial, dst_serial)
+        if kind == ALTER_PARTITION and isinstance(payload, AlterPartitionRequest) and isinstance(src, int):
+            process = self.brokers.get(src)
+            if process is not None:
+                logs = process.disk.logs
+                self._proposed_hws[id(payload)] = (payload, {
+                    key: logs[key].hw for key in self._request_partitions(payload) if key in logs
+                })
+        return message
 
     def metadata_end(self) -> int:
         return len(self.controller.log)
@@ -409,10 +420,18 @@ class Cluster:
         self, message: Message, request: AlterPartitionRequest, before: dict[TopicPartition, tuple[int, ...]]
     ) -> None:
         """Ground truth for P-ELIG: for every broker an AlterPartition added to an ISR, was the
-        registered incarnation the running one, and had it caught up with the leader? (Unknown
-        when the incarnation that sent the request is gone.)"""
+        registered incarnation the running one, and had it caught up with the leader when the
+        leader proposed it? (Unknown when the incarnation that sent the request is gone.)
+
+        "When proposed", not "when the controller accepts": the leader judges §5 at proposal time,
+        and Kafka's makeLeader lets a metadata update of *equal* partition epoch replace a pending
+        expansion (leader.md §10), after which the HW may pass the proposed member while its
+        request is still in flight — found by the engine's cluster self-check; the member then
+        catches up from the leader like any other."""
         partitions = self.controller.partitions
         leader = request.broker_id
+        proposed = self._proposed_hws.get(id(request))
+        proposed_hws = proposed[1] if proposed is not None and proposed[0] is request else {}
         for key, old_isr in before.items():
             for member in partitions[key].isr:
                 if member in old_isr:
@@ -426,7 +445,7 @@ class Cluster:
                 if sender is not None and sender.alive and sender.serial == message.src_serial:
                     leader_log = sender.disk.logs.get(key)
                     member_log = self.disks[member].logs.get(key) if member in self.disks else None
-                    hw = 0 if leader_log is None else leader_log.hw
+                    hw = proposed_hws.get(key, 0 if leader_log is None else leader_log.hw)
                     caught_up = hw == 0 or (
                         member_log is not None and leader_log is not None and member_log.leo >= hw
                         and member_log.records[:hw] == leader_log.records[:hw]

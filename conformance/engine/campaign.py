@@ -78,6 +78,9 @@ class CampaignResult:
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
     """signature → the first finding's record summary (message, replay, counterexample length)."""
     records_files: list[str] = field(default_factory=list)
+    found_at: float | None = None
+    """time.monotonic() of the first finding, before its shrinking (stop-at-first campaigns)."""
+    seconds_to_first_finding: float | None = None
 
     def merge(self, other: CampaignResult) -> None:
         self.runs += other.runs
@@ -87,6 +90,8 @@ class CampaignResult:
         for signature, example in other.examples.items():
             self.examples.setdefault(signature, example)
         self.records_files += other.records_files
+        if other.found_at is not None and (self.found_at is None or other.found_at < self.found_at):
+            self.found_at = other.found_at
 
     @property
     def found(self) -> bool:
@@ -96,6 +101,8 @@ class CampaignResult:
         return {
             "runs": self.runs, "steps": self.steps, "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
+            "seconds_to_first_finding": None if self.seconds_to_first_finding is None
+            else round(self.seconds_to_first_finding, 3),
             "outcomes": dict(self.outcomes), "findings": dict(self.signatures),
             "examples": self.examples, "records": self.records_files,
         }
@@ -221,6 +228,8 @@ class Worker:
             self.result.examples.setdefault(finding.signature, {"message": finding.message})
             stop = True
         self.result.steps += context.steps_executed
+        if context.found_at is not None and self.result.found_at is None:
+            self.result.found_at = context.found_at
         return stop
 
 
@@ -295,6 +304,8 @@ def run_campaign(config: CampaignConfig, on_progress: Callable[[int, int, int, f
                 total.merge(p.get())
         manager.shutdown()
     total.seconds = time.monotonic() - started
+    if total.found_at is not None:
+        total.seconds_to_first_finding = total.found_at - started
     return total
 
 

@@ -53,6 +53,8 @@ class RunContext:
     shrinking: bool = False
     last_failing: FinishedRun | None = None
     held: FinishedRun | None = None
+    found_at: float | None = None
+    """time.monotonic() when the first finding's run ended, before shrinking began."""
     steps_executed: int = 0
     _started: dict[int, float] = field(default_factory=dict)
 
@@ -98,6 +100,7 @@ class RunContext:
         if self.stop_at_first and failing:
             if not self.shrinking:
                 self.held = finished
+                self.found_at = time.monotonic()
                 self.shrinking = True
             self.last_failing = finished
             return

@@ -8,9 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from adapters.base import Target
 from adapters.reference import ReferenceTarget
+from conformance.engine.cluster_pair import ClusterPairRun
 from conformance.engine.pair import PairRun
 from conformance.engine.targets import TargetSpec
+from conformance.generator.cluster_machine import CLUSTER_CONFIG, engine_cluster
 from conformance.scenario.model import Step
 from isrcheck.usage import UsageError
 
@@ -43,14 +46,22 @@ def run(args: argparse.Namespace) -> int:
     steps = counterexample.get("steps") or []
     if not steps:
         raise UsageError(f"run {args.run} recorded no steps to replay")
-    target = TargetSpec(record["adapter"], record.get("mutant")).factory()()
-    reference = ReferenceTarget()
     release = record["release"]
-    reference.open(release, {})
-    target.open(release, {})
-    pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
-    pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
-                                   for p in range(len(s["args"]["assignment"]))}))
+    pair: PairRun | ClusterPairRun
+    if record.get("level") == "cluster":
+        reference: Target = engine_cluster()
+        target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster")()
+        reference.open(release, CLUSTER_CONFIG)
+        target.open(release, CLUSTER_CONFIG)
+        pair = ClusterPairRun(reference, target, release)
+    else:
+        reference = ReferenceTarget()
+        target = TargetSpec(record["adapter"], record.get("mutant")).factory()()
+        reference.open(release, {})
+        target.open(release, {})
+        pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
+        pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
+                                       for p in range(len(s["args"]["assignment"]))}))
     for entry in steps:
         step = Step(int(entry["index"]), entry["op"], dict(entry["args"]), None, dict(entry.get("as", {})), None)
         findings = pair.step(step)

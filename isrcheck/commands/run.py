@@ -22,6 +22,7 @@ from conformance.engine.junit import write_junit
 from conformance.engine.targets import TargetSpec
 from isrcheck.commands.summarize import add_spark_options, spark_conf
 from isrcheck.usage import UsageError
+from reference_impl.mutants import CATALOGUE
 from reference_impl.release import NEWEST, PROFILES, profile_named
 
 
@@ -35,7 +36,8 @@ def register(subparsers: Any) -> None:
                         help="kafka-wire: drive the controller listening here (docs/wire.md)")
     parser.add_argument("--adapter", default="reference", metavar="SPEC",
                         help="reference | exec:COMMAND | module:Class | an installed plug-in name")
-    parser.add_argument("--kafka", default=NEWEST, metavar="RELEASE", help=f"release profile ({', '.join(PROFILES)})")
+    parser.add_argument("--kafka", metavar="RELEASE",
+                        help=f"release profile ({', '.join(PROFILES)}; default: the mutant's release, else {NEWEST})")
     parser.add_argument("--mutant", help="run the reference with this mutant applied (see 'isrcheck mutants')")
     parser.add_argument("--level", default=None, choices=[*LEVELS, "all"],
                         help="controller, cluster or all (default: the mutant's level, else controller)")
@@ -106,6 +108,9 @@ def parse_workers(text: str) -> int:
 def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[str]]:
     """One campaign per level, and the reasons for levels skipped (a target that cannot run
     a level is skipped with its reason, not an error, when `--level all` asks for it)."""
+    if args.kafka is None:
+        mutant = CATALOGUE.get(args.mutant) if args.mutant else None
+        args.kafka = mutant.release if mutant is not None and mutant.release else NEWEST
     try:
         release = profile_named(args.kafka).name
     except ValueError as error:

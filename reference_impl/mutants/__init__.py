@@ -9,7 +9,9 @@ and controller mutants classes). A controller-level mutant also runs in the clus
 `Mutant.cluster_kwargs()` gives `controller_class` then.
 
 Every cluster-level entry is proven in tests/mutants/test_cluster_mutants.py: its scenario (or
-seeds) break one of `breaks` and pass on the reference. Mutants that are expressible but whose
+seeds) break one of `breaks` and pass on the reference. `breaks` is bugs.md's list, plus P-ELIG for
+B09: a follower whose diverging fetch counted as progress is proposed without the leader's records,
+which breaks P-ELIG's "the one that caught up" conjunct at the admission itself. Mutants that are expressible but whose
 effect the model cannot show (equivalent mutants) are listed apart, with the reason, in
 `EQUIVALENT`."""
 
@@ -34,6 +36,10 @@ class Mutant:
     negative_control: bool = False
     cluster_options: tuple[tuple[str, object], ...] = ()
     """Keyword arguments for `Cluster(...)` / `ReferenceClusterTarget(...)` (cluster level)."""
+    release: str | None = None
+    """The release a campaign runs this mutant on unless told otherwise: set where the bug lives in
+    a protocol only older releases speak (B22: AlterPartition below v3; D14: Fetch below v15,
+    metadata.version below 3.5-IV1). None: the newest."""
 
     def cluster_kwargs(self) -> dict[str, Any]:
         """What to pass to the cluster model to run this mutant there."""
@@ -45,7 +51,7 @@ class Mutant:
     def to_json(self) -> dict[str, object]:
         return {
             "id": self.id, "title": self.title, "source": self.source, "breaks": list(self.breaks),
-            "level": self.level, "negative_control": self.negative_control,
+            "level": self.level, "negative_control": self.negative_control, "release": self.release,
         }
 
 
@@ -54,9 +60,9 @@ def _leader(rules: object) -> tuple[tuple[str, object], ...]:
 
 
 def _cluster(mutant_id: str, title: str, source: str, breaks: tuple[str, ...], *options: tuple[str, object],
-             negative_control: bool = False) -> Mutant:
+             negative_control: bool = False, release: str | None = None) -> Mutant:
     return Mutant(mutant_id, title, source, breaks, "cluster", negative_control=negative_control,
-                  cluster_options=options)
+                  cluster_options=options, release=release)
 
 
 CLUSTER_MUTANTS: tuple[Mutant, ...] = (
@@ -76,7 +82,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B08b", "pending expansion ignored: the new member does not hold the HW back",
              "KIP-497 design", ("P-HWV", "P-ACK"), *_leader(km.ExpansionNotAssumed())),
     _cluster("B09", "a fetch answered with a diverging epoch still counts as follower progress",
-             "KAFKA-13141", ("P-HWV", "P-ACK", "P-LOG"), *_leader(km.DivergingFetchIsProgress())),
+             "KAFKA-13141", ("P-HWV", "P-ACK", "P-LOG", "P-ELIG"), *_leader(km.DivergingFetchIsProgress())),
     _cluster("B15a", "HW advances while the ISR is below min.insync.replicas",
              "KIP-966 / KAFKA-15583", ("P-ACK", "P-HWM"), *_leader(km.HwAdvancesUnderMinIsr())),
     _cluster("B17", "new metadata clears the manager's in-flight item",
@@ -84,7 +90,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B21L", "partition-level NOT_CONTROLLER from a stale controller treated as a partition error",
              "KAFKA-14154", ("P-LIVE",), ("manager_class", km.TrustsStaleControllerErrors)),
     _cluster("B22", "a rebuilt AlterPartition below v3 carries an empty ISR",
-             "KAFKA-15353", ("P-LIVE",), ("manager_class", km.NonIdempotentRequestBuild)),
+             "KAFKA-15353", ("P-LIVE",), ("manager_class", km.NonIdempotentRequestBuild), release="3.3"),
     _cluster("B23", "a caught-up but ineligible (shutting-down) replica holds the HW back",
              "KAFKA-15021", ("P-LIVE",), *_leader(km.IneligibleHoldsBackHw())),
     _cluster("B27", "follower applies the leader's HW before truncating on a diverging epoch",
@@ -102,7 +108,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("D13", "follower HW not clamped to its own LEO",
              "bugs.md appendix 13", ("P-HWM",), ("follower_rules", km.UnclampedFollowerHw())),
     _cluster("D14", "a Fetch without a broker epoch (< v15) makes the follower ISR-ineligible",
-             "bugs.md appendix 14", ("P-LIVE",), *_leader(km.StrictFetchBrokerEpoch())),
+             "bugs.md appendix 14", ("P-LIVE",), *_leader(km.StrictFetchBrokerEpoch()), release="3.3"),
     _cluster("N2", "one AlterPartition item per request (allowed batching)",
              "negative control", (), ("manager_class", km.OneItemPerRequest), negative_control=True),
     _cluster("N3", "simultaneous session expiries handled in reverse order (allowed)",

@@ -91,7 +91,7 @@ def test_cluster_entries_are_well_formed() -> None:
         assert mutant.cluster_options, mutant.id
         assert set(mutant.breaks) <= set(ALL_PROPERTIES), mutant.id
         assert bool(mutant.breaks) != mutant.negative_control, mutant.id
-        assert set(mutant.to_json()) == {"id", "title", "source", "breaks", "level", "negative_control"}
+        assert set(mutant.to_json()) == {"id", "title", "source", "breaks", "level", "negative_control", "release"}
         target = CappedClusterTarget(**mutant.cluster_kwargs())  # the options are the target's keywords
         assert target.options
 
