@@ -16,11 +16,13 @@ import time
 from conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
 from reference_impl.mutants import CATALOGUE
 
+SHRINK_BUDGET_S = 20
+
 
 def detect(mutant: str, level: str, seed: int, examples: int, differential: bool) -> tuple[float | None, int | None]:
     release = CATALOGUE[mutant].release or "4.1"
     result = run_campaign(CampaignConfig(mutant=mutant, level=level, seed=seed, examples=examples, release=release,
-                                         differential=differential))
+                                         differential=differential, shrink_budget_s=SHRINK_BUDGET_S))
     if not result.signatures or result.seconds_to_first_finding is None:
         return None, None
     elapsed = result.seconds_to_first_finding
@@ -33,7 +35,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--examples", type=int, default=2000, help="budget per attempt, in runs")
     parser.add_argument("--mutants", help="comma-separated ids (default: the whole catalogue)")
+    parser.add_argument("--shrink-budget", type=int, default=SHRINK_BUDGET_S, metavar="SECONDS",
+                        help="Hypothesis's shrinking time limit per finding")
     args = parser.parse_args()
+    global SHRINK_BUDGET_S
+    SHRINK_BUDGET_S = args.shrink_budget
     chosen = args.mutants.split(",") if args.mutants else list(CATALOGUE)
     print(f"{'mutant':<7}{'level':<11}{'found':>7}{'median s':>10}{'shrunk':>8}   {'black-box (no differential)'}")
     found_blackbox = found_any = considered = 0
