@@ -49,6 +49,8 @@ def load_inputs(args: argparse.Namespace) -> dict[str, Any]:
         return load_summary(summaries[0])
     if len(paths) == 1 and paths[0].suffix == ".json":
         return load_summary(paths[0])  # names the problem: missing, unreadable or not a summary
+    if not args.spark and (args.master is not None or args.conf):
+        raise UsageError(f"{'--master' if args.master is not None else '--conf'} needs --spark")
     files = find_record_files(args.inputs)
     if args.spark:
         with tempfile.TemporaryDirectory(prefix="isrcheck-report-") as scratch:

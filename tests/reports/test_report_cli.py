@@ -77,6 +77,14 @@ def test_report_refuses_a_summary_mixed_with_records(isrcheck: Callable[..., int
     assert_usage_error(code, capsys, "report", "not both")
 
 
+def test_report_master_without_spark_is_refused(isrcheck: Callable[..., int], records_dir: Path,
+                                                tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Records are summarized in plain Python without --spark: a --master would be ignored."""
+    code = isrcheck("report", records_dir, "-o", tmp_path / "r.html", "--master", "local[2]")
+    assert_usage_error(code, capsys, "report", "--master needs --spark")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_summarize_usage_errors_come_before_spark(isrcheck: Callable[..., int], tmp_path: Path,
                                                   records_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = isrcheck("summarize", tmp_path / "nothing", "--out", tmp_path / "out")
