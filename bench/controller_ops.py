@@ -8,6 +8,7 @@ ISR, a rejected stale request (FENCED_LEADER_EPOCH), and an accepted shrink/expa
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from reference_impl.controller import Controller
@@ -56,6 +57,7 @@ def measure(label: str, seconds: float, call: object) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     controller = setup()
     noop = request(controller, (1, 2, 3))
     stale = request(controller, (1, 2, 3), leader_epoch=-5)

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 from conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
 from reference_impl.mutants import CATALOGUE
 
-SHRINK_BUDGET_S = 20
 
-
-def detect(mutant: str, level: str, seed: int, examples: int, differential: bool) -> tuple[float | None, int | None]:
+def detect(mutant: str, level: str, seed: int, examples: int, differential: bool, shrink_budget_s: int
+           ) -> tuple[float | None, int | None]:
     release = CATALOGUE[mutant].release or "4.1"
     result = run_campaign(CampaignConfig(mutant=mutant, level=level, seed=seed, examples=examples, release=release,
-                                         differential=differential, shrink_budget_s=SHRINK_BUDGET_S))
+                                         differential=differential, shrink_budget_s=shrink_budget_s))
     if not result.signatures or result.seconds_to_first_finding is None:
         return None, None
     elapsed = result.seconds_to_first_finding
@@ -35,11 +35,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--examples", type=int, default=2000, help="budget per attempt, in runs")
     parser.add_argument("--mutants", help="comma-separated ids (default: the whole catalogue)")
-    parser.add_argument("--shrink-budget", type=int, default=SHRINK_BUDGET_S, metavar="SECONDS",
+    parser.add_argument("--shrink-budget", type=int, default=20, metavar="SECONDS",
                         help="Hypothesis's shrinking time limit per finding")
     args = parser.parse_args()
-    global SHRINK_BUDGET_S
-    SHRINK_BUDGET_S = args.shrink_budget
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     chosen = args.mutants.split(",") if args.mutants else list(CATALOGUE)
     print(f"{'mutant':<7}{'level':<11}{'found':>7}{'median s':>10}{'shrunk':>8}   {'black-box (no differential)'}")
     found_blackbox = found_any = considered = 0
@@ -51,12 +50,12 @@ def main() -> None:
         considered += 0 if mutant.negative_control else 1
         times, lengths = [], []
         for seed in range(args.seeds):
-            elapsed, length = detect(mutant_id, mutant.level, seed, args.examples, True)
+            elapsed, length = detect(mutant_id, mutant.level, seed, args.examples, True, args.shrink_budget)
             if elapsed is not None:
                 times.append(elapsed)
             if length is not None:
                 lengths.append(length)
-        blackbox, _ = detect(mutant_id, mutant.level, 0, args.examples, False)
+        blackbox, _ = detect(mutant_id, mutant.level, 0, args.examples, False, args.shrink_budget)
         median = f"{statistics.median(times):.2f}" if times else "-"
         shrunk = f"{statistics.median(lengths):.0f}" if lengths else "-"
         label = "negative control" if mutant.negative_control else ("found" if blackbox is not None else "not found")
