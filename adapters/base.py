@@ -67,6 +67,9 @@ class Target(ABC):
     """Release profiles it can run; None = any."""
     unsupported_operations: frozenset[str] = frozenset()
     """Operations the generator must not send it (e.g. `fail_over_controller` on one controller)."""
+    observable_fields: frozenset[str] | None = None
+    """PARTITION_FIELDS / BROKER_FIELDS its observations report truthfully; None = all of them.
+    The differential compares nothing else (a real broker's Metadata shows no partition epoch)."""
 
     @abstractmethod
     def open(self, release: str, config: Mapping[str, Any]) -> None:

@@ -38,6 +38,8 @@ class ExecTarget(Target):
         releases = description.get("releases")
         self.releases = None if releases is None else frozenset(releases)
         self.unsupported_operations = frozenset(description.get("unsupported_operations", []))
+        observable = description.get("observable_fields")
+        self.observable_fields = None if observable is None else frozenset(observable)
 
     def start(self) -> None:
         try:

@@ -25,6 +25,7 @@ class GuardedTarget(Target):
         self.levels = inner.levels
         self.releases = inner.releases
         self.unsupported_operations = inner.unsupported_operations
+        self.observable_fields = inner.observable_fields
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="isrcheck-target")
         self.broken: str | None = None
 

@@ -40,11 +40,16 @@ def compare_results(step: int, op: str, reference: dict[str, Any], target: dict[
 
 
 def compare_observations(
-    step: int, op: str, reference: ControllerObservation, target: ControllerObservation
+    step: int, op: str, reference: ControllerObservation, target: ControllerObservation,
+    observable: frozenset[str] | None = None,
 ) -> Finding | None:
+    """The first partition or broker field that differs, among those the target can observe
+    (`Target.observable_fields`; None = every field)."""
     for key, ref_state in reference.partitions.items():
         tgt_state = target.partitions.get(key, {})
         for field, value in ref_state.items():
+            if observable is not None and field not in observable:
+                continue
             if not same_value(field, value, tgt_state.get(field)):
                 topic, partition = key
                 return Finding(
@@ -57,7 +62,7 @@ def compare_observations(
     for broker, ref_state in reference.brokers.items():
         tgt_state = target.brokers.get(broker, {})
         for field, value in ref_state.items():
-            if field in UNCOMPARED:
+            if field in UNCOMPARED or (observable is not None and field not in observable):
                 continue
             if not same_value(field, value, tgt_state.get(field)):
                 return Finding(

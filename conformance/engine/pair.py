@@ -111,7 +111,8 @@ class PairRun:
         if self.differential:
             for finding in (
                 compare_results(index, step.op, ref_result, tgt_result),
-                compare_observations(index, step.op, self.ref_seen, self.tgt_seen) if self.observes_target else None,
+                compare_observations(index, step.op, self.ref_seen, self.tgt_seen, self.target.observable_fields)
+                if self.observes_target else None,
             ):
                 if finding is not None:
                     findings.append(finding)

@@ -29,3 +29,19 @@ class ExplodingTarget(ReferenceTarget):
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
         super().open(release, config)
+
+
+class BlindToEpochsTarget(ReferenceTarget):
+    """Correct, but its observations cannot see partition epochs (reported as -1), as a real
+    broker's Metadata response cannot; declares so only when `observable_fields` is set."""
+
+    def observe(self, what: str, args: Args) -> Result:
+        seen = dict(super().observe(what, args))
+        if what == "partition" and "partition_epoch" in seen:
+            seen["partition_epoch"] = -1
+        return seen
+
+
+class DeclaredBlindToEpochsTarget(BlindToEpochsTarget):
+    observable_fields = frozenset({"leader", "isr", "replicas", "leader_epoch"}) | frozenset(
+        {"registered", "fenced", "in_controlled_shutdown", "broker_epoch"})

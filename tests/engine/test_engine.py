@@ -143,3 +143,12 @@ def test_workers_split_the_campaign_and_write_one_file_each(tmp_path: Path) -> N
     files = sorted(tmp_path.glob("*.jsonl"))
     assert len(files) == 2
     assert sum(len(f.read_text().splitlines()) for f in files) == result.runs >= 50
+
+
+def test_the_differential_compares_only_the_fields_a_target_observes() -> None:
+    """A target blind to partition epochs diverges on them, unless it says it cannot see them
+    (`Target.observable_fields`, e.g. kafka-cluster's leader/isr/replicas)."""
+    blind = run_campaign(campaign(adapter="broken_targets:BlindToEpochsTarget", examples=20))
+    assert any(":partition.partition_epoch" in s for s in blind.signatures), dict(blind.signatures)
+    declared = run_campaign(campaign(adapter="broken_targets:DeclaredBlindToEpochsTarget", examples=20))
+    assert not declared.signatures, declared.examples
