@@ -221,10 +221,15 @@ class LeaderRules:
                 continue
             if replica_id in hw_isr or (
                 self.is_caught_up(state, leader_end_offset, now_ms, max_lag)
-                and self.is_replica_isr_eligible(partition, replica_id)
+                and self.may_hold_hw_back(partition, replica_id)
             ):
                 candidate = offset
         return candidate
+
+    def may_hold_hw_back(self, partition: Partition, replica_id: int) -> bool:
+        """§7 step 3's eligibility conjunct (KAFKA-15021, B23): a caught-up replica outside the
+        ISR holds the HW back only if it could join the ISR — not fenced, not shutting down."""
+        return self.is_replica_isr_eligible(partition, replica_id)
 
     # ---------------------------------------------------------------- §8 produce
 

@@ -135,18 +135,8 @@ class IneligibleHoldsBackHw(LeaderRules):
     """B23 / KAFKA-15021: a caught-up non-ISR replica holds the HW back even when it is fenced or
     in controlled shutdown (no eligibility conjunct in §7 step 3)."""
 
-    def high_watermark_candidate(self, partition: Partition, now_ms: int) -> int:
-        leader_end_offset = partition.log.leo
-        candidate = leader_end_offset
-        hw_isr = self.hw_isr(partition.state)
-        max_lag = partition.config.replica_lag_time_max_ms
-        for replica_id, state in partition.remote.items():
-            offset = state.log_end_offset
-            if offset < candidate and (
-                replica_id in hw_isr or self.is_caught_up(state, leader_end_offset, now_ms, max_lag)
-            ):
-                candidate = offset
-        return candidate
+    def may_hold_hw_back(self, partition: Partition, replica_id: int) -> bool:
+        return True
 
 
 class LateResponseApplied(LeaderRules):
