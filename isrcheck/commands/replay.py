@@ -47,18 +47,16 @@ def run(args: argparse.Namespace) -> int:
     if not steps:
         raise UsageError(f"run {args.run} recorded no steps to replay")
     release = record["release"]
+    cluster = record.get("level") == "cluster"
+    reference: Target = engine_cluster() if cluster else ReferenceTarget()
+    target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster" if cluster else "controller")()
+    config = CLUSTER_CONFIG if cluster else {}
+    reference.open(release, config)
+    target.open(release, config)
     pair: PairRun | ClusterPairRun
-    if record.get("level") == "cluster":
-        reference: Target = engine_cluster()
-        target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster")()
-        reference.open(release, CLUSTER_CONFIG)
-        target.open(release, CLUSTER_CONFIG)
+    if cluster:
         pair = ClusterPairRun(reference, target, release)
     else:
-        reference = ReferenceTarget()
-        target = TargetSpec(record["adapter"], record.get("mutant")).factory()()
-        reference.open(release, {})
-        target.open(release, {})
         pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
         pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
                                        for p in range(len(s["args"]["assignment"]))}))

@@ -8,9 +8,13 @@ Each campaign runs on the mutant's own release (B22 and D14 need the older proto
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck import cli
 from reference_impl.mutants import CATALOGUE
 
 FOUND_BY_GENERATION = ("B03a", "B03b", "B08a", "B09", "B15a", "B17", "B21L", "B22", "D7", "D10", "D13", "D14")
@@ -42,3 +46,13 @@ def test_cluster_negative_controls_are_not_flagged(control: str) -> None:
     result = run_campaign(cluster_campaign(control, examples=150, seed=3))
     assert result.runs >= 150
     assert not result.signatures, result.examples
+
+
+def test_a_collected_cluster_finding_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`isrcheck replay FILE --run ID` re-runs a cluster-level record on the cluster model (it once
+    drove the controller-level reference and failed on the first `events` step)."""
+    run_campaign(cluster_campaign("B03a", examples=40, stop_at_first=False, records_dir=tmp_path))
+    records = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
+    found = next(r for r in records if r["findings"])
+    assert cli.main(["replay", str(next(tmp_path.glob("*.jsonl"))), "--run", found["run_id"]]) == 1
+    assert f"FOUND {found['findings'][0]['signature']}" in capsys.readouterr().out
