@@ -27,6 +27,7 @@ from adapters.base import TargetFailure
 from adapters.reference import ReferenceTarget
 from conformance.engine.findings import ERROR, Finding
 from conformance.engine.records import SCHEMA, RecordWriter, utc_timestamp
+from conformance.engine.reproducible_draws import seed_only_draws
 from conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
 from conformance.engine.targets import SharedTarget, TargetSpec
 from conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine, engine_cluster
@@ -210,7 +211,8 @@ class Worker:
         conjecture_engine.MAX_SHRINKING_SECONDS = config.shrink_budget_s
         stop = False
         try:
-            test()
+            with seed_only_draws():
+                test()
         except FindingFailure:
             assert context.held is not None
             self.record(context.held, batch_seed, examples, counterexample=context.last_failing)

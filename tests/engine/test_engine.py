@@ -5,6 +5,8 @@ controls are not flagged; seeds reproduce; plug-ins that hang or crash become ou
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +154,21 @@ def test_the_differential_compares_only_the_fields_a_target_observes() -> None:
     assert any(":partition.partition_epoch" in s for s in blind.signatures), dict(blind.signatures)
     declared = run_campaign(campaign(adapter="broken_targets:DeclaredBlindToEpochsTarget", examples=20))
     assert not declared.signatures, declared.examples
+
+
+def test_a_seed_draws_the_same_runs_whatever_else_is_imported() -> None:
+    """Hypothesis also draws literals from the local modules imported so far; a campaign must
+    not depend on that, or a replay command printed by one process would not reproduce in
+    another (conformance/engine/reproducible_draws.py)."""
+    program = ("import sys, json, importlib\n"
+               "[importlib.import_module(m) for m in sys.argv[1:]]\n"
+               "from conformance.engine.campaign import CampaignConfig, run_campaign\n"
+               "r = run_campaign(CampaignConfig(mutant='D1', examples=400, steps=40, seed=1, differential=False))\n"
+               "print(json.dumps([r.runs, sorted(r.signatures)]))\n")
+    outputs = []
+    for extra in ([], ["isrcheck.cli"], ["isrcheck.commands.serve_controller", "reports.html_report"]):
+        done = subprocess.run([sys.executable, "-c", program, *extra], capture_output=True, text=True,
+                              timeout=300, check=True, cwd=Path(__file__).resolve().parents[2])
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert outputs[0] == outputs[1] == outputs[2], outputs
+    assert outputs[0][1], "D1 should be found within 400 runs"

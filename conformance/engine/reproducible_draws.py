@@ -1,0 +1,63 @@
+"""Hypothesis draws that depend on the seed alone, not on which modules happen to be imported.
+
+Hypothesis (6.131 and later) draws about one value in twenty from the literals of the *local*
+modules loaded so far. The same `--seed` then generated different interleavings in a test
+process, in `isrcheck run` and in `isrcheck pipeline`, because each had imported different parts
+of isrcheck (found when a seeded engine test passed alone and failed under `pytest -n 2`). A
+printed replay command must reproduce its finding in any process, so a campaign draws from one
+fixed pool: the literals of the modules that define the model, the generators and the
+properties, always all of them. The literals stay (they are what makes Hypothesis try the
+boundaries the model cares about); only their dependence on import order goes.
+
+This reaches into Hypothesis internals; where they are absent (older Hypothesis), draws never
+depended on local modules and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+from hypothesis.internal.conjecture import providers
+
+ENGINE_PACKAGES = ("reference_impl", "conformance.generator", "conformance.properties")
+
+
+def engine_modules() -> list[str]:
+    names = set(ENGINE_PACKAGES)
+    for package_name in ENGINE_PACKAGES:
+        package = importlib.import_module(package_name)
+        names.update(info.name for info in pkgutil.walk_packages(package.__path__, f"{package_name}."))
+    return sorted(names)
+
+
+@lru_cache(maxsize=1)
+def engine_constants() -> Any:
+    pool = providers.Constants(
+        integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
+        bytes=providers.SortedSet(), strings=providers.SortedSet(),
+    )
+    for name in engine_modules():
+        pool |= providers.constants_from_module(importlib.import_module(name))
+    return pool
+
+
+@contextmanager
+def seed_only_draws() -> Iterator[None]:
+    local_constants = getattr(providers, "_get_local_constants", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
+    if local_constants is None or cache is None:
+        yield
+        return
+    pool = engine_constants()
+    cache.cache.clear()
+    providers._get_local_constants = lambda: pool
+    try:
+        yield
+    finally:
+        providers._get_local_constants = local_constants
+        cache.cache.clear()
