@@ -12,32 +12,17 @@ implementation-defined (scenario-format.md, Values), so the caller resolves them
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from isrcheck.reference_impl.observation import ClusterObservation
 
 Result = dict[str, Any]
 Args = Mapping[str, Any]
 
 CONTROLLER = "controller"
 CLUSTER = "cluster"
-
-CONTROLLER_OPERATIONS: dict[str, tuple[str, ...]] = {
-    "register_broker": ("error", "broker_epoch"),
-    "heartbeat": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
-    "unfence_broker": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
-    "fence_broker": (),
-    "controlled_shutdown": ("error", "is_caught_up", "is_fenced", "should_shut_down"),
-    "unregister_broker": ("error",),
-    "create_topic": ("error",),
-    "create_partitions": ("error",),
-    "alter_partition": (
-        "top_level_error", "error", "leader", "leader_epoch", "isr", "partition_epoch", "leader_recovery_state",
-    ),
-    "elect_leaders": ("errors",),
-    "reassign": ("error",),
-    "fail_over_controller": (),
-}
-"""Controller-level operations and their result fields (scenario-format.md table)."""
 
 PARTITION_FIELDS = (
     "leader", "isr", "replicas", "leader_epoch", "partition_epoch", "leader_recovery_state",
@@ -84,6 +69,18 @@ class Target(ABC):
     def observe(self, what: str, args: Args) -> Result:
         """Read state without changing it: `partition` {topic, partition} → PARTITION_FIELDS plus
         `exists`; `broker` {broker} → BROKER_FIELDS."""
+
+    heal_until: Callable[[ClusterObservation], bool] | None = None
+    """Set through `stop_heal_when` by the checker that owns the run (cluster level): `heal` may
+    stop once this holds of the ground truth. Targets never judge properties themselves."""
+
+    def stop_heal_when(self, condition: Callable[[ClusterObservation], bool]) -> None:
+        self.heal_until = condition
+
+    def ground_truth(self) -> ClusterObservation | None:
+        """The whole system as it is after the last operation, replicas' logs included, for the
+        properties only a simulation can be judged on (cluster level). A black box answers None."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release whatever `open` started."""

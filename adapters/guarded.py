@@ -7,7 +7,8 @@ import concurrent.futures
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from adapters.base import Args, Result, Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.adapters.base import Args, Result, Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.reference_impl.observation import ClusterObservation
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 30.0
@@ -52,6 +53,12 @@ class GuardedTarget(Target):
 
     def observe(self, what: str, args: Args) -> Result:
         return self.call(f"observe {what}", lambda: self.inner.observe(what, args))
+
+    def ground_truth(self) -> ClusterObservation | None:
+        return self.call("ground truth", self.inner.ground_truth)
+
+    def stop_heal_when(self, condition: Callable[[ClusterObservation], bool]) -> None:
+        self.inner.stop_heal_when(condition)
 
     def close(self) -> None:
         """Ends one run; the wrapper stays usable for the next `open` unless it broke."""

@@ -16,10 +16,10 @@ import argparse
 import random
 import time
 
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.cluster import Cluster
-from reference_impl.release import ClusterConfig, profile_named
-from reference_impl.rpc import HEARTBEAT, HEARTBEAT_RESPONSE, REGISTRATION, REGISTRATION_RESPONSE
+from isrcheck.reference_impl.broker_config import BrokerConfig
+from isrcheck.reference_impl.cluster import Cluster
+from isrcheck.reference_impl.release import ClusterConfig, profile_named
+from isrcheck.reference_impl.rpc import HEARTBEAT, HEARTBEAT_RESPONSE, REGISTRATION, REGISTRATION_RESPONSE
 
 TARGET = 20_000
 ORDERED = {HEARTBEAT, HEARTBEAT_RESPONSE, REGISTRATION, REGISTRATION_RESPONSE}

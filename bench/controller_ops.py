@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from reference_impl.controller import Controller
-from reference_impl.messages import (
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.messages import (
     AlterPartitionItem,
     AlterPartitionRequest,
     AlterPartitionTopic,

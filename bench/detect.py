@@ -14,8 +14,8 @@ import statistics
 import sys
 import time
 
-from conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
-from reference_impl.mutants import CATALOGUE
+from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
+from isrcheck.reference_impl.mutants import CATALOGUE
 
 
 def detect(mutant: str, level: str, seed: int, examples: int, differential: bool, shrink_budget_s: int

@@ -4,7 +4,7 @@
     python bench/summary.py --sizes 10000,100000  # choose sizes
     python bench/summary.py --master local[2] --conf spark.driver.memory=4g
 
-For each N it writes N synthetic records (`reports.synthetic`: mostly passes, findings over about
+For each N it writes N synthetic records (`isrcheck.reports.synthetic`: mostly passes, findings over about
 thirty signatures, several targets, releases and mutants, one truncated line in 20,000) into a
 temporary directory as four worker files, summarizes them both ways, checks that the two
 summary.json documents agree, and prints a table. The Spark session is started once and warmed on
@@ -26,9 +26,9 @@ from typing import Any
 # run from a checkout without installing: the repository root holds the `reports` package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
-from reports.synthetic import write_records
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.synthetic import write_records
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 VOLATILE = ("engine", "generated_at")
@@ -68,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         if not args.no_spark:
-            from reports.spark_session import start_session
-            from reports.spark_summary import summarize
+            from isrcheck.reports.spark_summary import summarize
+
+            from isrcheck.spark_session import start_session
 
             conf = dict(pair.split("=", 1) for pair in args.conf)
             started = time.perf_counter()

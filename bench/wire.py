@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adapters.controller_endpoints import LISTENING, FixedEndpoint
-from adapters.kafka_wire import KafkaWireTarget
-from adapters.wire.apis import ALTER_PARTITION, nested_class
-from conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.adapters.kafka_wire.controller_endpoints import LISTENING, FixedEndpoint
+from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
+from isrcheck.adapters.wire.apis import ALTER_PARTITION, nested_class
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
 
 def start_server(release: str, log_dir: str) -> tuple[subprocess.Popen[str], int]:

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from isrcheck.usage import UsageError
+from isrcheck.errors import UsageError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.scenario",

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
-from reference_impl.mutants import CATALOGUE
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
+from isrcheck.reference_impl.mutants import CATALOGUE
 
 WIRE_RELEASE = "3.9"
 WIRE_MUTANTS = ("B02", "D12")

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from adapters.reference import ReferenceTarget
-from conformance.engine.run_context import RunContext
-from conformance.engine.targets import TargetSpec
-from conformance.generator.controller_machine import ControllerMachine
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.engine.run_context import RunContext
+from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
 
 def pytest_configure(config: pytest.Config) -> None:

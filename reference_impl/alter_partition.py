@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from reference_impl.errors import Error
-from reference_impl.messages import AlterPartitionItem, IsrMember
-from reference_impl.state import BrokerRegistration, LeaderRecoveryState, PartitionState
+from .errors import Error
+from .messages import AlterPartitionItem, IsrMember
+from .state import BrokerRegistration, LeaderRecoveryState, PartitionState
 
 
 def ineligibility(

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import Error
-from reference_impl.isr_state import PendingState
-from reference_impl.messages import (
+from .errors import Error
+from .isr_state import PendingState
+from .messages import (
     AlterPartitionItem,
     AlterPartitionPartitionResult,
     AlterPartitionRequest,
@@ -21,11 +21,11 @@ from reference_impl.messages import (
     AlterPartitionTopic,
     IsrMember,
 )
-from reference_impl.rpc import ALTER_PARTITION, CONTROLLER_NODE
+from .rpc import ALTER_PARTITION, CONTROLLER_NODE
 
 if TYPE_CHECKING:
-    from reference_impl.broker import Broker
-    from reference_impl.partition import Partition
+    from .broker import Broker
+    from .partition import Partition
 
 TopicPartition = tuple[str, int]
 

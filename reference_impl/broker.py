@@ -11,23 +11,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reference_impl.alter_partition_manager import AlterPartitionManager
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.errors import Error
-from reference_impl.follower import FetchSession, FollowerRules
-from reference_impl.leader_rules import LeaderRules
-from reference_impl.messages import (
+from .alter_partition_manager import AlterPartitionManager
+from .broker_config import BrokerConfig
+from .errors import Error
+from .follower import FetchSession, FollowerRules
+from .leader_rules import LeaderRules
+from .messages import (
     AlterPartitionResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
     HeartbeatRequest,
     HeartbeatResponse,
 )
-from reference_impl.metadata_cache import MetadataCache, TopicPartition
-from reference_impl.partition import FOLLOWER, LEADER, Partition
-from reference_impl.release import MetadataVersion, ReleaseProfile
-from reference_impl.replica_log import ReplicaLog
-from reference_impl.rpc import (
+from .metadata_cache import MetadataCache, TopicPartition
+from .partition import FOLLOWER, LEADER, Partition
+from .release import MetadataVersion, ReleaseProfile
+from .replica_log import ReplicaLog
+from .rpc import (
     ALTER_PARTITION,
     ALTER_PARTITION_RESPONSE,
     CONTROLLER_NODE,
@@ -44,11 +44,11 @@ from reference_impl.rpc import (
     Message,
     Node,
 )
-from reference_impl.state import PartitionState
-from reference_impl.timers import Timer
+from .state import PartitionState
+from .timers import Timer
 
 if TYPE_CHECKING:
-    from reference_impl.cluster import Cluster
+    from .cluster import Cluster
 
 RUNNING = "running"
 SHUTTING_DOWN = "shutting_down"

@@ -22,23 +22,23 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.alter_partition_manager import AlterPartitionManager
-from reference_impl.broker import CRASHED, RUNNING, STOPPED, Broker, Disk
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.controller import Controller
-from reference_impl.errors import Error
-from reference_impl.follower import FollowerRules
-from reference_impl.isr_state import CommittedPartitionState
-from reference_impl.leader_rules import LeaderRules
-from reference_impl.messages import (
+from .alter_partition_manager import AlterPartitionManager
+from .broker import CRASHED, RUNNING, STOPPED, Broker, Disk
+from .broker_config import BrokerConfig
+from .controller import Controller
+from .errors import Error
+from .follower import FollowerRules
+from .isr_state import CommittedPartitionState
+from .leader_rules import LeaderRules
+from .messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerRegistrationRequest,
     HeartbeatRequest,
 )
-from reference_impl.metadata_cache import MetadataCache, TopicPartition
-from reference_impl.network import Network, Selector
-from reference_impl.observation import (
+from .metadata_cache import MetadataCache, TopicPartition
+from .network import Network, Selector
+from .observation import (
     AckedRecord,
     BrokerView,
     ClusterObservation,
@@ -48,9 +48,9 @@ from reference_impl.observation import (
     RegistrationView,
     ReplicaView,
 )
-from reference_impl.partition import LEADER, Partition
-from reference_impl.release import NEWEST, ClusterConfig, ReleaseProfile, profile_named
-from reference_impl.rpc import (
+from .partition import LEADER, Partition
+from .release import NEWEST, ClusterConfig, ReleaseProfile, profile_named
+from .rpc import (
     ALTER_PARTITION,
     ALTER_PARTITION_RESPONSE,
     CONTROLLER_NODE,
@@ -67,8 +67,8 @@ from reference_impl.rpc import (
     MetadataNotice,
     Node,
 )
-from reference_impl.state import LeaderRecoveryState, MetadataRecord
-from reference_impl.timers import Timer, Timers
+from .state import LeaderRecoveryState, MetadataRecord
+from .timers import Timer, Timers
 
 LOSE_NONE = "none"
 LOSE_UNFLUSHED = "unflushed"

@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from enum import Enum
 
-from reference_impl.alter_partition import ineligibility, validate_item
-from reference_impl.errors import Error
-from reference_impl.messages import (
+from .alter_partition import ineligibility, validate_item
+from .errors import Error
+from .messages import (
     AlterPartitionItem,
     AlterPartitionPartitionResult,
     AlterPartitionRequest,
@@ -27,13 +27,13 @@ from reference_impl.messages import (
     HeartbeatResponse,
     IsrMember,
 )
-from reference_impl.partition_change import (
+from .partition_change import (
     ChangeRules,
     ChangeTargets,
     Election,
     build_partition_change,
 )
-from reference_impl.release import (
+from .release import (
     MV_3_3_IV3,
     NEWEST,
     ClusterConfig,
@@ -41,7 +41,7 @@ from reference_impl.release import (
     SameIncarnation,
     profile_named,
 )
-from reference_impl.state import (
+from .state import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     BrokerRegistration,

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reference_impl.release import MetadataVersion
-from reference_impl.replica_log import UNDEFINED_EPOCH, UNDEFINED_OFFSET, ReplicaLog
+from .release import MetadataVersion
+from .replica_log import UNDEFINED_EPOCH, UNDEFINED_OFFSET, ReplicaLog
 
 if TYPE_CHECKING:
-    from reference_impl.broker import Broker
-    from reference_impl.partition import Partition
+    from .broker import Broker
+    from .partition import Partition
 
 FETCH_V15_MV = MetadataVersion(3, 5, 1)
 """§13: Fetch v15 (ReplicaState with the broker epoch, KIP-903) needs MV ≥ 3.5-IV1."""

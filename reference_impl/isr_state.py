@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_impl.messages import IsrMember
+from .messages import IsrMember
 
 
 @dataclass(frozen=True, slots=True)

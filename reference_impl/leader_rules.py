@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import Error
-from reference_impl.isr_state import (
+from .errors import Error
+from .isr_state import (
     CommittedPartitionState,
     IsrState,
     LeaderAndIsr,
@@ -21,14 +21,14 @@ from reference_impl.isr_state import (
     PendingShrinkIsr,
     PendingState,
 )
-from reference_impl.messages import AlterPartitionPartitionResult, IsrMember
-from reference_impl.replica_log import ReplicaLog
-from reference_impl.replica_state import UNKNOWN_OFFSET, ReplicaState
-from reference_impl.rpc import FetchPartition
-from reference_impl.state import PartitionState
+from .messages import AlterPartitionPartitionResult, IsrMember
+from .replica_log import ReplicaLog
+from .replica_state import UNKNOWN_OFFSET, ReplicaState
+from .rpc import FetchPartition
+from .state import PartitionState
 
 if TYPE_CHECKING:
-    from reference_impl.partition import Partition
+    from .partition import Partition
 
 HW_MIN_ISR_GATE_SINCE = (3, 7, 0)
 """§7.1: KAFKA-15583 (KIP-966), 3.7+."""

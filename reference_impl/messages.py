@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_impl.errors import Error
+from .errors import Error
 
 
 @dataclass(frozen=True, slots=True)

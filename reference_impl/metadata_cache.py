@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from reference_impl.state import (
+from .state import (
     BrokerRegistration,
     BrokerRegistrationChangeRecord,
     MetadataRecord,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_impl.rpc import Message, Node
+from .rpc import Message, Node
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from reference_impl.replica_log import Record
+from .replica_log import Record
 
 TopicPartition = tuple[str, int]
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.errors import Error
-from reference_impl.isr_state import CommittedPartitionState, IsrState, PendingState
-from reference_impl.leader_rules import ErrorOutcome, LeaderRules
-from reference_impl.messages import AlterPartitionPartitionResult
-from reference_impl.metadata_cache import MetadataCache
-from reference_impl.release import ReleaseProfile
-from reference_impl.replica_log import ReplicaLog
-from reference_impl.replica_state import ReplicaState
-from reference_impl.rpc import FetchPartition, FetchPartitionResponse
-from reference_impl.state import PartitionState
+from .broker_config import BrokerConfig
+from .errors import Error
+from .isr_state import CommittedPartitionState, IsrState, PendingState
+from .leader_rules import ErrorOutcome, LeaderRules
+from .messages import AlterPartitionPartitionResult
+from .metadata_cache import MetadataCache
+from .release import ReleaseProfile
+from .replica_log import ReplicaLog
+from .replica_state import ReplicaState
+from .rpc import FetchPartition, FetchPartitionResponse
+from .state import PartitionState
 
 if TYPE_CHECKING:
-    from reference_impl.broker import Broker
+    from .broker import Broker
 
 LEADER = "leader"
 FOLLOWER = "follower"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from reference_impl.release import MV_3_2_IV0, MV_3_6_IV0, MetadataVersion, ReleaseProfile
-from reference_impl.state import (
+from .release import MV_3_2_IV0, MV_3_6_IV0, MetadataVersion, ReleaseProfile
+from .state import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     LeaderRecoveryState,

@@ -2,15 +2,15 @@
 §13: Fetch; metadata propagation), and the message envelope every RPC travels in.
 
 AlterPartition, heartbeat and registration payloads are the controller's own request/response
-values (`reference_impl.messages`).
+values (`isrcheck.reference_impl.messages`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_impl.errors import Error
-from reference_impl.replica_log import Record
+from .errors import Error
+from .replica_log import Record
 
 CONTROLLER_NODE = "controller"
 ZOMBIE_NODE = "zombie"

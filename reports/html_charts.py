@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from reports.mutant_verdict import verdict
+from isrcheck.reports.mutant_verdict import verdict
 
 OUTCOME_COLOURS = {"pass": "#3f9b5a", "finding": "#d43d3d", "timeout": "#e08a1e", "crash": "#8a4fbf",
                    "error": "#6b6b6b", "skipped": "#b9c0c8"}

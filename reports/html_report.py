@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from reports import html_charts as charts
-from reports.html_assets import CSS, JS
-from reports.html_sequence import compact, differing_steps, sequence_svg
-from reports.mutant_verdict import verdict
+from isrcheck.reports import html_charts as charts
+from isrcheck.reports.html_assets import CSS, JS
+from isrcheck.reports.html_sequence import compact, differing_steps, sequence_svg
+from isrcheck.reports.mutant_verdict import verdict
 
 PROPERTY_HELP = {
     "P-ACK": "an acks=all record survives any sequence of clean elections",

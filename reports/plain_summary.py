@@ -15,9 +15,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from reports import summary_layout as layout
-from reports.records_io import RecordReader
-from reports.summary_file import now_utc
+from isrcheck.reports import summary_layout as layout
+from isrcheck.reports.records_io import RecordReader
+from isrcheck.reports.summary_file import now_utc
 
 
 @dataclass
@@ -40,6 +40,7 @@ class _Mutant:
     # per run in input order: (started_at, run_id, steps, first detecting step or None)
     runs: list[tuple[str, str, int, int | None]] = field(default_factory=list)
     signatures: set[str] = field(default_factory=set)
+    negative_control: bool = False
 
 
 @dataclass
@@ -97,6 +98,7 @@ class PlainSummary:
             first_step = min((f["step"] for f in detecting), default=None)
             self.mutants[mutant].runs.append((started, run_id, record["steps"], first_step))
             self.mutants[mutant].signatures.update(f["signature"] for f in detecting)
+            self.mutants[mutant].negative_control |= record.get("negative_control") is True
 
     def _add_finding(self, record: dict[str, Any], index: int, finding: dict[str, Any]) -> None:
         started, run_id = record["started_at"], record["run_id"]
@@ -220,7 +222,7 @@ class PlainSummary:
             runs = sorted(stats.runs, key=lambda run: (run[0], run[1]))
             entry: dict[str, Any] = mutant_entry(name, len(runs),
                                                  sum(run[3] is not None for run in runs),
-                                                 sorted(stats.signatures))
+                                                 sorted(stats.signatures), stats.negative_control)
             prior_steps = 0
             for ordinal, (started, run_id, steps, first_step) in enumerate(runs, start=1):
                 if first_step is not None:
@@ -287,13 +289,16 @@ def finish_timeline(buckets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return buckets
 
 
-def mutant_entry(name: str, runs: int, detecting: int, signatures: list[str]) -> dict[str, Any]:
+def mutant_entry(name: str, runs: int, detecting: int, signatures: list[str], negative_control: bool
+                 ) -> dict[str, Any]:
+    """`negative_control` comes from the records (the catalogue's word, written by the engine): a
+    mutant id the catalogue does not know (a plug-in's own) is an ordinary mutant."""
     return {
         "mutant": name,
         "runs": runs,
         "runs_with_findings": detecting,
         "detected": detecting > 0,
-        "negative_control": layout.is_negative_control(name),
+        "negative_control": negative_control,
         "signatures": signatures,
         "runs_to_first_finding": None,
         "steps_to_first_finding": None,

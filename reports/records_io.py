@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from isrcheck.usage import UsageError
-from reports.record_rules import NOT_JSON, parse_line
+from isrcheck.errors import UsageError
+from isrcheck.records.schema import NOT_JSON, parse_line
 
 
 def find_record_files(inputs: Sequence[str | Path]) -> list[Path]:

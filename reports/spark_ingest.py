@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from isrcheck.reports import spark_schema
+from isrcheck.reports.spark_rules import line_reason, record_reason, simple_record, wrap_line
+from isrcheck.reports.summary_layout import CORRUPT_EXAMPLES
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from reports import spark_schema
-from reports.record_rules import NOT_JSON
-from reports.spark_rules import line_reason, record_reason, simple_record, wrap_line
-from reports.summary_layout import CORRUPT_EXAMPLES
+from isrcheck.records.schema import NOT_JSON
 
 # the columns of the `runs` table: the record's fields, then what the summary derives per run
 RUN_COLUMNS = [field.name for field in spark_schema.RUN.fields if field.name != "schema"] + [

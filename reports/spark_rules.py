@@ -1,4 +1,4 @@
-"""Which lines Spark keeps, and why it skips the others — in the words of `record_rules`.
+"""Which lines Spark keeps, and why it skips the others — in the words of `isrcheck.records.schema`.
 
 Spark's JSON reader is lenient where the contract is strict (a number read into a string column
 becomes text, a missing key and a null look alike, text after a complete value is ignored), so
@@ -8,7 +8,7 @@ each line is parsed once into a VARIANT, which keeps JSON's own types. Then two 
   JSON, and the record's variant schema is one of the few a valid finding-free record can have
   (`_simple_schemas`), its schema id right, its duration finite.
 - Every other line — findings to check item by item, or something wrong — goes to
-  `record_rules.parse_line`, the very function the plain-Python reader uses, as a Python UDF.
+  `record_schema.parse_line`, the very function the plain-Python reader uses, as a Python UDF.
   So the Spark and plain summaries cannot disagree on why a line was skipped, and there is one
   implementation of the contract to maintain. The UDF sees NULL for the lines Spark settled,
   which keeps its cost to the few that need it.
@@ -25,8 +25,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from reports import record_rules
-from reports.record_rules import EMPTY_LINE, NOT_JSON, NOT_OBJECT, RUN, SCHEMA_ID, TYPE_ORDER
+from isrcheck.records import schema as record_schema
+from isrcheck.records.schema import EMPTY_LINE, NOT_JSON, NOT_OBJECT, RUN, SCHEMA_ID, TYPE_ORDER
 
 # a sentinel after the line: Spark's parser stops at the end of the first complete value, so a
 # line is whole JSON only when the sentinel is the array's second and last element
@@ -34,7 +34,7 @@ _SENTINEL = "\u0001isrcheck-eol"
 _SENTINEL_JSON = '"\\u0001isrcheck-eol"'
 
 # the UDF's code travels with it, so executors need pyspark but not isrcheck installed
-cloudpickle.register_pickle_by_value(record_rules)  # type: ignore[no-untyped-call]
+cloudpickle.register_pickle_by_value(record_schema)  # type: ignore[no-untyped-call]
 # and runs under this interpreter in local mode (not whatever `python3` is first on PATH)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
@@ -96,14 +96,14 @@ def simple_record(record: Column) -> Column:
 
 
 def _reason_of(line: str | None) -> str | None:
-    return None if line is None else record_rules.parse_line(line)[1]
+    return None if line is None else record_schema.parse_line(line)[1]
 
 
 _reason_udf = F.udf(_reason_of, StringType(), useArrow=False)
 
 
 def record_reason(line: Column, line_problem: Column, simple: Column) -> Column:
-    """Why a line is skipped — `record_rules.parse_line`'s reason — or NULL for a valid record.
+    """Why a line is skipped — `record_schema.parse_line`'s reason — or NULL for a valid record.
 
     `line_problem` comes from `line_reason` and `simple` from `simple_record`, each selected as
     a column before: Spark runs a Python UDF over every row of its stage, so the line is handed

@@ -24,19 +24,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
-from pyspark.sql import functions as F
-
-from reports import summary_layout as layout
-from reports.plain_summary import (
+from isrcheck.reports import summary_layout as layout
+from isrcheck.reports.plain_summary import (
     corrupt_section,
     finish_timeline,
     mutant_entry,
     shortest_entry,
 )
-from reports.spark_ingest import RUN_COLUMNS, corrupt_lines, parse_records, read_lines
-from reports.summary_file import now_utc
+from isrcheck.reports.spark_ingest import RUN_COLUMNS, corrupt_lines, parse_records, read_lines
+from isrcheck.reports.summary_file import now_utc
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
+from pyspark.sql import functions as F
 
 _ORDER = ("started_at", "run_id")
 
@@ -295,7 +294,7 @@ def _mutants(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
     ordered = Window.partitionBy("mutant").orderBy(*_ORDER)
     before = ordered.rowsBetween(Window.unboundedPreceding, -1)
     per_run = runs.filter(F.col("mutant").isNotNull()).select(
-        "mutant", "started_at", "run_id", first_step.alias("first_step"),
+        "mutant", "negative_control", "started_at", "run_id", first_step.alias("first_step"),
         F.row_number().over(ordered).alias("ordinal"),
         F.coalesce(F.sum("steps").over(before), F.lit(0)).alias("prior_steps"))
     found = F.col("first_step").isNotNull()
@@ -305,11 +304,13 @@ def _mutants(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
     rows = per_run.groupBy("mutant").agg(
         F.count(F.lit(1)).alias("runs"),
         F.count(F.when(found, 1)).alias("detecting"),
+        F.bool_or(F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
         F.min_by(F.when(found, first), F.when(found, F.col("ordinal"))).alias("first"),
     ).join(signature_sets, "mutant", "left").collect()
     entries = []
     for row in rows:
-        entry = mutant_entry(row["mutant"], row["runs"], row["detecting"], sorted(row["signatures"] or []))
+        entry = mutant_entry(row["mutant"], row["runs"], row["detecting"], sorted(row["signatures"] or []),
+                             bool(row["negative_control"]))
         if row["first"] is not None:
             entry.update(runs_to_first_finding=row["first"]["ordinal"],
                          steps_to_first_finding=row["first"]["steps"],

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from isrcheck.usage import UsageError
-from reports.summary_layout import FORMAT
+from isrcheck.reports.summary_layout import FORMAT
+
+from isrcheck.errors import UsageError
 
 SUMMARY_NAME = "summary.json"
 

@@ -13,8 +13,6 @@ import math
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
-from reference_impl.mutants import CATALOGUE
-
 FORMAT = "isrcheck.summary/1"
 
 CORRUPT_EXAMPLES = 5  # corrupt lines quoted with file:line, the first ones in input order
@@ -41,14 +39,6 @@ def matrix_column(kind: str, prop: str | None) -> str:
     if kind == "violation":
         return prop if prop is not None else "violation"
     return kind
-
-
-def is_negative_control(mutant: str) -> bool:
-    """A negative control is a variation Kafka allows: not being flagged is its pass, a finding on
-    it a false positive. Records name only the mutant, so the catalogue decides; an id it does not
-    know (a plug-in's own mutant) is an ordinary mutant."""
-    entry = CATALOGUE.get(mutant)
-    return entry is not None and entry.negative_control
 
 
 def column_order(columns: Iterable[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Kafka wire layer of isrcheck: kio-based codec, blocking client, asyncio server.
+"""Kafka wire layer of isrcheck: kio-based codec and blocking client (the asyncio server that
+puts a controller behind the protocol is `isrcheck.adapters.reference_server`).
 
 Modules (controller.md §9 describes why the suite speaks the controller's protocol itself):
 
@@ -7,8 +8,6 @@ Modules (controller.md §9 describes why the suite speaks the controller's proto
 * :mod:`.guard` - bounded pre-pass protecting kio's native reader from hostile bytes;
 * :mod:`.codec` - request/response frames, headers, KIP-511 ApiVersions fallback;
 * :mod:`.connection` - :class:`KafkaConnection`, the blocking client a fake broker uses;
-* :mod:`.handler` - the handler interface and :class:`BaseHandler`;
-* :mod:`.server` - :class:`KafkaProtocolServer`, where a fake controller plugs in;
 * :mod:`.errors` - :class:`WireError` and subclasses, the only exceptions the layer raises.
 """
 
@@ -29,21 +28,15 @@ from .errors import (
     WireError,
     WireTimeoutError,
 )
-from .handler import BaseHandler, FeatureSet, KafkaHandler
-from .server import KafkaProtocolServer
 
 __all__ = (
     "API_TABLE",
     "MAX_FRAME_BYTES",
     "ApiVersionClasses",
-    "BaseHandler",
     "ConnectionClosedError",
     "DecodedRequest",
-    "FeatureSet",
     "FrameSizeError",
     "KafkaConnection",
-    "KafkaHandler",
-    "KafkaProtocolServer",
     "UnsupportedApiError",
     "VersionRange",
     "WireError",

@@ -4,7 +4,7 @@ Only the APIs a fake broker or a fake controller needs are listed (controller.md
 ApiVersions, BrokerRegistration, BrokerHeartbeat, UnregisterBroker, CreateTopics,
 CreatePartitions, AlterPartition, ElectLeaders, AlterPartitionReassignments and DescribeCluster.
 Version ranges are what kio 0.6.5 ships (its schemas come from a Kafka 4.x tree), plus
-AlterPartition v0/v1 from :mod:`adapters.wire.kio_ext` because 3.3-3.9 controllers still serve
+AlterPartition v0/v1 from :mod:`isrcheck.adapters.wire.kio_ext` because 3.3-3.9 controllers still serve
 them (controller.md §2.1).  CreateTopics starts at v2 because kio has no v0/v1 (Kafka 4.0 removed
 them); every controller since 3.3 accepts v2+.
 
@@ -102,8 +102,8 @@ _APIS: Final[Mapping[int, tuple[str, range]]] = {
 
 #: (API key, version) → module defining the entities when kio lacks them (controller.md §2.1).
 _EXTRA_MODULES: Final[Mapping[tuple[int, int], str]] = {
-    (ALTER_PARTITION, 0): "adapters.wire.kio_ext.alter_partition.v0",
-    (ALTER_PARTITION, 1): "adapters.wire.kio_ext.alter_partition.v1",
+    (ALTER_PARTITION, 0): "isrcheck.adapters.wire.kio_ext.alter_partition.v0",
+    (ALTER_PARTITION, 1): "isrcheck.adapters.wire.kio_ext.alter_partition.v1",
 }
 
 
@@ -154,7 +154,7 @@ def classes_of(entity_or_class: object) -> ApiVersionClasses:
     """Table entry of a kio payload instance or class, checking it *is* the table's class.
 
     Identity matters: a look-alike class with the same key and version (for instance kio's own
-    class when the table uses a :mod:`adapters.wire.kio_ext` one) would be encoded with the wrong
+    class when the table uses a :mod:`isrcheck.adapters.wire.kio_ext` one) would be encoded with the wrong
     fields, so it is rejected with :class:`UnsupportedApiError`.
     """
     cls = entity_or_class if isinstance(entity_or_class, type) else type(entity_or_class)

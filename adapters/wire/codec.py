@@ -6,11 +6,11 @@ the (API key, version) pair: flexible versions use request header v2 / response 
 ones request header v1 / response header v0, and ApiVersions responses always use header v0 so a
 client can read the error before it knows the broker's versions (controller.md §9.1, KIP-511).
 kio records the header class of every payload class in ``__header_schema__``; this module reads
-it from the class found in :data:`adapters.wire.apis.API_TABLE` and never hard-codes it.
+it from the class found in :data:`isrcheck.adapters.wire.apis.API_TABLE` and never hard-codes it.
 
 Client side: :func:`encode_request`, :func:`decode_response`.  Server side:
 :func:`decode_request` (or :func:`decode_request_header` to look before decoding the body),
-:func:`encode_response`.  All failures raise :class:`~adapters.wire.errors.WireError`.
+:func:`encode_response`.  All failures raise :class:`~isrcheck.adapters.wire.errors.WireError`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .errors import FrameSizeError, UnsupportedApiError, WireError
 from .guard import Buffer, read_entity, write_entity
 
 #: Largest frame either side accepts by default.  Kafka's own limit is socket.request.max.bytes
-#: (100 MiB); the fake controller in :mod:`adapters.wire.server` uses the same.
+#: (100 MiB); the fake controller in :mod:`isrcheck.adapters.reference_server.server` uses the same.
 MAX_FRAME_BYTES: Final = 100 * 1024 * 1024
 
 #: Bytes every request header starts with: api_key int16, api_version int16, correlation_id int32.

@@ -2,7 +2,7 @@
 
 This is the transport a fake broker uses to drive a real KRaft controller (controller.md §9.2):
 one TCP connection, one request in flight at a time, per-request timeouts, and every failure
-surfaced as a :class:`~adapters.wire.errors.WireError`.  kio provides entities and
+surfaced as a :class:`~isrcheck.adapters.wire.errors.WireError`.  kio provides entities and
 serialisation only (no client, by design - landscape.md §5), hence this class.
 
 Version negotiation (KIP-511, as Kafka's ``NetworkClient`` does it): on connect, send

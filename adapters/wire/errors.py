@@ -1,7 +1,7 @@
 """Exceptions of the Kafka wire layer.
 
 Every failure the wire layer detects — bytes that are not a Kafka frame, an API key or version
-that the codec table (``adapters.wire.apis``) does not know, a peer that closed the socket, a
+that the codec table (``isrcheck.adapters.wire.apis``) does not know, a peer that closed the socket, a
 request that timed out — is raised as a :class:`WireError` (or a subclass).  Callers driving a
 KRaft controller as fake brokers (controller.md §9.2) can therefore tell "the wire broke" apart
 from "the controller answered with an error code", which arrives as a normal response entity.

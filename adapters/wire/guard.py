@@ -5,7 +5,7 @@ Why this exists (found while building the fake-controller server of controller.m
 declared element count.  A 5-byte compact-array length of 2**32-2 makes it request ~34 GB and, on
 allocation failure, Rust *aborts the whole Python process* (``memory allocation of N bytes
 failed``) - no exception to catch.  Any peer could kill a test run, or the server in
-:mod:`adapters.wire.server`, with one frame.  kio also raises ``KeyError`` on unknown tagged
+:mod:`isrcheck.adapters.reference_server.server`, with one frame.  kio also raises ``KeyError`` on unknown tagged
 fields, where Kafka skips them (forward compatibility of flexible versions).
 
 This module walks the bytes along the kio entity class's own field list, using kio's own

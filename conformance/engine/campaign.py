@@ -22,16 +22,17 @@ from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.stateful import get_state_machine_test
+from isrcheck.adapters.base import TargetFailure
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.engine.reproducible_draws import seed_only_draws
+from isrcheck.conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
+from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
+from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
+from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
-from adapters.base import TargetFailure
-from adapters.reference import ReferenceTarget
-from conformance.engine.findings import ERROR, Finding
-from conformance.engine.records import SCHEMA, RecordWriter, utc_timestamp
-from conformance.engine.reproducible_draws import seed_only_draws
-from conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
-from conformance.engine.targets import SharedTarget, TargetSpec
-from conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine, engine_cluster
-from conformance.generator.controller_machine import ControllerMachine
+from isrcheck.operations.findings import ERROR, Finding
+from isrcheck.records.schema import SCHEMA_ID
+from isrcheck.records.writer import RecordWriter, utc_timestamp
 
 LEVELS = ("controller", "cluster")
 DEFAULT_BATCH = 25
@@ -124,6 +125,8 @@ class Worker:
         self.worker = worker
         self.progress = progress
         self.spec = TargetSpec(config.adapter, config.mutant, config.timeout_s)
+        entry = self.spec.mutant_entry()
+        self.negative_control = None if entry is None else entry.negative_control
         self.writer = RecordWriter(config.records_dir, config.campaign_id, worker)
         self.result = CampaignResult()
         if self.writer.path is not None:
@@ -146,7 +149,7 @@ class Worker:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
                 replay = f"isrcheck replay {self.writer.path} --run {run_id}"
         record = {
-            "schema": SCHEMA,
+            "schema": SCHEMA_ID,
             "run_id": f"{config.campaign_id}-w{self.worker}-{self.counter:06d}",
             "campaign_id": config.campaign_id,
             "started_at": utc_timestamp(finished.started_at),
@@ -155,6 +158,7 @@ class Worker:
             "target": self.spec.display_name,
             "release": config.release,
             "mutant": config.mutant,
+            "negative_control": self.negative_control,
             "level": config.level,
             "differential": config.differential,
             "steps": len(run.trace),

@@ -15,11 +15,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.base import Target, TargetFailure
-from conformance.engine.findings import CRASH, ERROR, VIOLATION, Finding
-from conformance.engine.pair import TraceStep
-from conformance.scenario.model import Step
-from conformance.scenario.run import Session, StepError
+from isrcheck.adapters.base import Target, TargetFailure
+from isrcheck.conformance.engine.pair import TraceStep
+from isrcheck.conformance.scenario.run import Session, StepError
+
+from isrcheck.operations.findings import CRASH, ERROR, VIOLATION, Finding
+from isrcheck.operations.step import Step
 
 CLUSTER_ACTORS = {
     "produce": ("producer", "leader"), "events": ("network", "network"), "tick": ("clock", "cluster"),
@@ -83,13 +84,13 @@ class ClusterPairRun:
             self.findings = [Finding(CRASH, step.op, index, f"{step.op}: {type(error).__name__}: {error}",
                                      evidence={"traceback": traceback.format_exc(limit=5)})]
             return self.findings
-        target_status = self.target.observe("property", {"name": "all"})
+        target_status = self.tgt_session.property_status("all") if self.tgt_session.monitor else {}
         if target_status.get("status") == "violated":
             first = target_status["first"]
             self.findings = [Finding(VIOLATION, step.op, index, first["message"], property=first["property"],
                                      evidence=first.get("evidence") or {})]
             return self.findings
-        reference_status = self.reference.observe("property", {"name": "all"})
+        reference_status = self.ref_session.property_status("all") if self.ref_session.monitor else {}
         if reference_status.get("status") == "violated":
             first = reference_status["first"]
             self.findings = [Finding(ERROR, step.op, index, f"the reference violated {first['property']}: "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.findings import DIVERGENCE, Finding, error_codes
-from conformance.engine.observation import ControllerObservation
-from conformance.scenario.vocabulary import SET_FIELDS
+from isrcheck.operations.findings import DIVERGENCE, Finding, error_codes
+from isrcheck.operations.observation import ControllerObservation
+from isrcheck.operations.vocabulary import SET_FIELDS
 
 UNCOMPARED = frozenset({"broker_epoch"})
 

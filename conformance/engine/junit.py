@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from conformance.engine.campaign import CampaignConfig, CampaignResult
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult
 
 
 def write_junit(path: Path, config: CampaignConfig, result: CampaignResult) -> None:

@@ -1,27 +1,11 @@
-"""What the engine observes of a target after each step: every partition it has asked about and
-every broker id in play, as plain JSON values (the one shape the checkers read)."""
+"""How the engine observes a target after each step (the value it builds is
+`isrcheck.operations.observation.ControllerObservation`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from isrcheck.adapters.base import Target
 
-from adapters.base import Target
-
-
-@dataclass(frozen=True)
-class ControllerObservation:
-    partitions: dict[tuple[str, int], dict[str, Any]]
-    brokers: dict[int, dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "partitions": {f"{t}-{p}": v for (t, p), v in sorted(self.partitions.items())},
-            "brokers": {str(b): v for b, v in sorted(self.brokers.items())},
-        }
-
-
-EMPTY = ControllerObservation({}, {})
+from isrcheck.operations.observation import ControllerObservation
 
 
 def observe_controller(

@@ -11,13 +11,15 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.base import Target, TargetFailure
-from conformance.engine.differential import compare_observations, compare_results
-from conformance.engine.findings import CRASH, ERROR, Finding
-from conformance.engine.observation import EMPTY, ControllerObservation, observe_controller
-from conformance.properties.controller_level import check_step
-from conformance.scenario.model import Step
-from conformance.scenario.run import Session, StepError
+from isrcheck.adapters.base import Target, TargetFailure
+from isrcheck.conformance.engine.differential import compare_observations, compare_results
+from isrcheck.conformance.engine.observation import observe_controller
+from isrcheck.conformance.properties.controller_level import check_step
+from isrcheck.conformance.scenario.run import Session, StepError
+
+from isrcheck.operations.findings import CRASH, ERROR, Finding
+from isrcheck.operations.observation import EMPTY, ControllerObservation
+from isrcheck.operations.step import Step
 
 
 def actors(op: str, args: dict[str, Any]) -> tuple[str, str]:

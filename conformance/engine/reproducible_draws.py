@@ -24,7 +24,7 @@ from typing import Any
 
 from hypothesis.internal.conjecture import providers
 
-ENGINE_PACKAGES = ("reference_impl", "conformance.generator", "conformance.properties")
+ENGINE_PACKAGES = ("reference_impl", "isrcheck.conformance.generator", "isrcheck.conformance.properties")
 
 
 def engine_modules() -> list[str]:

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import event
+from isrcheck.adapters.base import Target, TargetFailure
+from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.pair import PairRun
 
-from adapters.base import Target, TargetFailure
-from conformance.engine.cluster_pair import ClusterPairRun
-from conformance.engine.findings import Finding
-from conformance.engine.pair import PairRun
-from conformance.scenario.model import Step
+from isrcheck.operations.findings import Finding
+from isrcheck.operations.step import Step
 
 
 class FindingFailure(AssertionError):

@@ -6,12 +6,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.base import Target
-from adapters.reference import ReferenceTarget
-from adapters.registry import make_target
-from conformance.generator.cluster_machine import engine_cluster
-from isrcheck.usage import UsageError
-from reference_impl.mutants import CATALOGUE, Mutant
+from isrcheck.adapters.base import Target
+from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.reference_impl.broker_config import BrokerConfig
+from isrcheck.reference_impl.mutants import CATALOGUE, Mutant
+
+from isrcheck.errors import UsageError
+
+
+def engine_cluster(**options: Any) -> ReferenceClusterTarget:
+    """The simulated cluster as the engine drives it: unsettled (the machine moves the network),
+    with the 1/10-scale broker timings that fit CLUSTER_CONFIG's one-second sessions, and a
+    livelock declared after 20,000 events without quiet (a healthy heal needs a few hundred)."""
+    return ReferenceClusterTarget(settle=False, broker_config=BrokerConfig.fast(), quiescence_limit=20_000, **options)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ restarts, controlled shutdown, controller fail-over, metadata lag) and time, the
 that checks liveness (P-LIVE).
 
 Draws read the *reference* cluster only. The fault model is the one the reference promises to
-survive (conformance/properties/schedule.py): data-losing crashes only with eligible leader
+survive (conformance/generator/schedule.py): data-losing crashes only with eligible leader
 replicas on, and only while no other broker that lost data is still missing acknowledged records.
 """
 
@@ -15,15 +15,12 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-
-from adapters.reference_cluster import ReferenceClusterTarget
-from conformance.engine.run_context import RunContext
-from conformance.generator.controller_machine import bits, step
-from conformance.properties.schedule import Generator, ScheduleConfig
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, ORDERED_KINDS, Cluster
-from reference_impl.network import Selector
-from reference_impl.rpc import (
+from isrcheck.conformance.generator.controller_machine import bits, step
+from isrcheck.conformance.generator.driver import MachineDriver
+from isrcheck.conformance.generator.schedule import Generator, ScheduleConfig
+from isrcheck.reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, ORDERED_KINDS, Cluster
+from isrcheck.reference_impl.network import Selector
+from isrcheck.reference_impl.rpc import (
     ALTER_PARTITION,
     ALTER_PARTITION_RESPONSE,
     FETCH,
@@ -54,16 +51,9 @@ ACTION_WEIGHTS = (
     ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
-random schedules (conformance/properties/schedule.py), which find bugs that a uniform mix of
+random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
 rules starves of progress. `events` delivers up to four messages, so it weighs a quarter."""
 ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
-
-
-def engine_cluster(**options: Any) -> ReferenceClusterTarget:
-    """The simulated cluster as the engine drives it: unsettled (the machine moves the network),
-    with the 1/10-scale broker timings that fit CLUSTER_CONFIG's one-second sessions, and a
-    livelock declared after 20,000 events without quiet (a healthy heal needs a few hundred)."""
-    return ReferenceClusterTarget(settle=False, broker_config=BrokerConfig.fast(), quiescence_limit=20_000, **options)
 
 
 def selector_args(chosen: Selector) -> dict[str, Any]:
@@ -72,15 +62,13 @@ def selector_args(chosen: Selector) -> dict[str, Any]:
 
 
 class ClusterMachine(RuleBasedStateMachine):
-    context: ClassVar[RunContext]
+    context: ClassVar[MachineDriver]
 
     def __init__(self) -> None:
         super().__init__()
         self.run = self.context.start_run()
         self.restart_on_heal = True
-        reference = self.run.reference
-        assert isinstance(reference, ReferenceClusterTarget)
-        self.reference: Cluster = reference.cluster
+        self.reference: Cluster = self.run.reference.cluster
         self.faults = Generator(self.reference, random.Random(0), ScheduleConfig(release=self.context.release))
 
     def send(self, op: str, args: dict[str, Any]) -> None:

@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from isrcheck.conformance.generator.driver import MachineDriver
+from isrcheck.reference_impl.controller import Controller
 
-from conformance.engine.run_context import RunContext
-from conformance.scenario.model import Step
-from reference_impl.controller import Controller
+from isrcheck.operations.step import Step
 
 BROKERS = (1, 2, 3, 4)
 TOPICS = ("t0", "t1")
@@ -27,7 +27,7 @@ def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) 
 
 
 class ControllerMachine(RuleBasedStateMachine):
-    context: ClassVar[RunContext]
+    context: ClassVar[MachineDriver]
 
     def __init__(self) -> None:
         super().__init__()

@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.findings import VIOLATION, Finding
-from reference_impl.observation import ClusterObservation, ReplicaView, TopicPartition
-from reference_impl.replica_log import Record
+from isrcheck.reference_impl.observation import ClusterObservation, ReplicaView, TopicPartition
+from isrcheck.reference_impl.replica_log import Record
+
+from isrcheck.operations.findings import VIOLATION, Finding
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.findings import VIOLATION, Finding
-from conformance.engine.observation import ControllerObservation
+from isrcheck.operations.findings import VIOLATION, Finding
+from isrcheck.operations.observation import ControllerObservation
 
 
 def eligibility_violation(

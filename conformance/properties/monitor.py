@@ -4,10 +4,10 @@ every violation once (the first step it was seen), in order."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from conformance.properties.cluster_level import STEP_PROPERTIES, History, Violation, p_live
-from reference_impl.cluster import Cluster
-from reference_impl.observation import ClusterObservation
+from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES, STEP_PROPERTIES, History, Violation, p_live
+from isrcheck.reference_impl.observation import ClusterObservation
 
 
 class PropertyMonitor:
@@ -20,7 +20,8 @@ class PropertyMonitor:
         self.history = History()
         self.violations: list[Violation] = []
         self._seen: set[tuple[str, str]] = set()
-        self.liveness_checked = False
+        self.liveness: list[Violation] | None = None
+        """P-LIVE's violations at the last heal; None before any heal."""
 
     def observe(self, observation: ClusterObservation) -> list[Violation]:
         """Check every step property on `observation`; returns the violations not seen before."""
@@ -34,28 +35,33 @@ class PropertyMonitor:
         self.history = self.history.advance(observation)
         return new
 
-    def check_liveness(
-        self, cluster: Cluster, restart: bool = False, stable_ms: int | None = None, probe: bool = True,
-        max_ms: int | None = None,
-    ) -> list[Violation]:
-        """Heal the cluster (`Cluster.heal`) and check P-LIVE once it has held for `stable_ms`
-        (or the budget `max_ms` ran out)."""
-        cluster.heal(
-            restart=restart, until=lambda: not p_live(cluster.observe()), stable_ms=stable_ms, probe=probe,
-            max_ms=max_ms,
-        )
-        observation = cluster.observe()
+    def check_liveness(self, observation: ClusterObservation) -> list[Violation]:
+        """P-LIVE on the observation taken after a heal (`Cluster.heal`, stopped early once
+        `healed` holds or its budget ran out)."""
         self.observe(observation)
         found = p_live(observation, self.history)
-        self.liveness_checked = True
+        self.liveness = found
         new = [v for v in found if v.key not in self._seen]
         self._seen.update(v.key for v in new)
         self.violations.extend(new)
         return found
 
-    def violated(self, name: str) -> list[Violation]:
-        return [v for v in self.violations if v.property == name]
+    def status(self, name: str) -> dict[str, Any]:
+        """The answer to a scenario's `check_property` step: `holds`, `violated` (with the first
+        violation) or, for P-LIVE before any heal, `unchecked`."""
+        if name not in (*ALL_PROPERTIES, "all"):
+            raise KeyError(f"unknown property {name!r} (known: {', '.join(ALL_PROPERTIES)}, all)")
+        if name == "P-LIVE" and self.liveness is None:
+            return {"status": "unchecked", "violations": 0}
+        found = [v for v in self.violations if name == "all" or v.property == name]
+        return {"status": "violated" if found else "holds", "violations": len(found),
+                "first": found[0].to_json() if found else None}
 
     @property
     def ok(self) -> bool:
         return not self.violations
+
+
+def healed(observation: ClusterObservation) -> bool:
+    """Whether a heal may stop: P-LIVE holds of `observation`."""
+    return not p_live(observation)

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from isrcheck.reference_impl.errors import Error
 
-from conformance.scenario.model import Scenario, Step
-from conformance.scenario.releases import ReleaseSpecifier
-from conformance.scenario.vocabulary import OPERATIONS, REQUIRED
-from isrcheck.usage import UsageError
-from reference_impl.errors import Error
+from isrcheck.errors import UsageError
+from isrcheck.operations.releases import ReleaseSpecifier
+from isrcheck.operations.step import Scenario, Step
+from isrcheck.operations.vocabulary import OPERATIONS, REQUIRED
 
 CAPTURE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)([+-]\d+)?$")
 SCENARIO_KEYS = {"name", "source", "level", "kafka", "config", "brokers", "steps"}

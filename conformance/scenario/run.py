@@ -1,7 +1,9 @@
 """Run a parsed scenario against one target (scenario-format.md semantics).
 
-`Session` owns what is per target: captures, incarnation labels, and the resolution of
-`current` through the target's own observations (broker epochs are implementation-defined).
+`Session` owns what is per target: captures, incarnation labels, the resolution of `current`
+through the target's own observations (broker epochs are implementation-defined), and — at the
+cluster level, for a target that shows its ground truth — the property monitor that judges every
+step and answers `check_property` and `heal` (a target never judges itself).
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.base import Target, TargetFailure, UnsupportedConfiguration
-from conformance.scenario.load import CAPTURE
-from conformance.scenario.model import Scenario, ScenarioResult, Step, StepFailure
-from conformance.scenario.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
-from reference_impl.release import profile_named
+from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.conformance.properties.monitor import PropertyMonitor, healed
+from isrcheck.conformance.scenario.load import CAPTURE
+from isrcheck.reference_impl.release import profile_named
+
+from isrcheck.operations.step import Scenario, ScenarioResult, Step, StepFailure
+from isrcheck.operations.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
 
 
 class StepError(Exception):
@@ -27,6 +31,8 @@ class Session:
         self.release = release
         self.captures: dict[str, Any] = {}
         self.fresh_labels = itertools.count(1)
+        self.monitor: PropertyMonitor | None = None
+        """Created at the first operation after which the target shows its ground truth."""
 
     def value(self, raw: Any) -> Any:
         if isinstance(raw, str):
@@ -91,10 +97,35 @@ class Session:
         spec = OPERATIONS[step.op]
         if spec.is_check:
             what = spec.observes or ("partition" if step.op == "check_partition" else "broker")
-            result = self.target.observe(what, args)
-        else:
-            result = self.target.execute(step.op, args)
-        return args, result
+            if what == "property" and self.monitor is not None:
+                return args, self.property_status(str(args["name"]))
+            return args, self.target.observe(what, args)
+        return args, self.execute(step.op, args)
+
+    def execute(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one operation on the target, then judge the ground truth it shows (if any)."""
+        if op == "heal":
+            self.target.stop_heal_when(healed)
+        result = self.target.execute(op, args)
+        truth = self.target.ground_truth()
+        if truth is not None:
+            if self.monitor is None:
+                self.monitor = PropertyMonitor()
+            if op == "heal":
+                result = {**result, "live": "violated" if self.monitor.check_liveness(truth) else "holds"}
+            self.monitor.observe(truth)
+        return result
+
+    @property
+    def violations(self) -> tuple[Any, ...]:
+        return () if self.monitor is None else tuple(self.monitor.violations)
+
+    def property_status(self, name: str) -> dict[str, Any]:
+        assert self.monitor is not None
+        try:
+            return self.monitor.status(name)
+        except KeyError as error:
+            raise TargetFailure("error", str(error.args[0])) from None
 
     def capture(self, step: Step, result: dict[str, Any]) -> None:
         for field, name in step.captures.items():
@@ -119,7 +150,7 @@ def expectations(step: Step, session: Session) -> dict[str, Any]:
 
 
 def skip_reason(scenario: Scenario, target: Target, release: str) -> str | None:
-    if scenario.kafka is not None and not scenario.kafka.matches(release):
+    if scenario.kafka is not None and not scenario.kafka.matches(profile_named(release).representative_version):
         return f"expectations hold for Kafka {scenario.kafka.text}, this run is {release}"
     if scenario.level not in target.levels:
         return f"target {target.name} does not support the {scenario.level} level"
@@ -147,13 +178,13 @@ def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioRe
                 args: dict[str, Any] = {"broker": broker}
                 if op == "register_broker":
                     args["incarnation"] = f"fresh-{next(session.fresh_labels)}"
-                result = target.execute(op, args)
+                result = session.execute(op, args)
                 if result.get("error") != "NONE":
                     failure = StepFailure(0, op, "error", "NONE", result.get("error"),
                                           f"setup of broker {broker} failed: {op} returned {result.get('error')}")
-                    return ScenarioResult(scenario, "failed", failure.message, failure)
+                    return ScenarioResult(scenario, "failed", failure.message, failure, violations=session.violations)
         for step in scenario.steps:
-            if step.when is not None and not step.when.matches(release):
+            if step.when is not None and not step.when.matches(profile_named(release).representative_version):
                 continue
             where = (step.index, step.op)
             result = session.run_step(step)
@@ -164,14 +195,14 @@ def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioRe
                         step.index, step.op, field, expected, actual,
                         f"step {step.index} ({step.op}): {field} expected {expected!r}, got {actual!r}",
                     )
-                    return ScenarioResult(scenario, "failed", failure.message, failure)
+                    return ScenarioResult(scenario, "failed", failure.message, failure, violations=session.violations)
             session.capture(step, result)
     except (StepError, TargetFailure) as error:
         failure = StepFailure(where[0], where[1], None, None, None, f"step {where[0]} ({where[1]}): {error}")
-        return ScenarioResult(scenario, "failed", failure.message, failure)
+        return ScenarioResult(scenario, "failed", failure.message, failure, violations=session.violations)
     finally:
         target.close()
-    return ScenarioResult(scenario, "passed")
+    return ScenarioResult(scenario, "passed", violations=session.violations)
 
 
 def result_json(result: ScenarioResult) -> Mapping[str, Any]:

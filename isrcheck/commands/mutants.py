@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from reference_impl.mutants import CATALOGUE
+from isrcheck.reference_impl.mutants import CATALOGUE
 
 
 def register(subparsers: Any) -> None:

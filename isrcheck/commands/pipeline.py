@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.engine.campaign import CampaignResult
 from isrcheck.commands.summarize import summarize_with_spark
+from isrcheck.conformance.engine.campaign import CampaignResult
+from isrcheck.errors import UsageError
 from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
-from isrcheck.usage import UsageError
-from reports.html_report import render_report
+from isrcheck.reports.html_report import render_report
 
 
 def register(subparsers: Any) -> None:

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Target
-from adapters.reference import ReferenceTarget
-from conformance.engine.cluster_pair import ClusterPairRun
-from conformance.engine.pair import PairRun
-from conformance.engine.targets import TargetSpec
-from conformance.generator.cluster_machine import CLUSTER_CONFIG, engine_cluster
-from conformance.scenario.model import Step
-from isrcheck.usage import UsageError
+from isrcheck.adapters.base import Target
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.pair import PairRun
+from isrcheck.conformance.engine.targets import TargetSpec, engine_cluster
+from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
+from isrcheck.errors import UsageError
+from isrcheck.operations.step import Step
 
 
 def register(subparsers: Any) -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.commands.summarize import add_spark_options, spark_conf, summarize_with_spark, warn_corrupt
-from isrcheck.usage import UsageError
-from reports.html_report import render_report
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
-from reports.summary_file import is_summary_input, load_summary
+from isrcheck.errors import UsageError
+from isrcheck.reports.html_report import render_report
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.summary_file import is_summary_input, load_summary
 
 
 def register(subparsers: Any) -> None:

@@ -16,14 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from adapters.adapter_options import with_cli_options
-from conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
-from conformance.engine.junit import write_junit
-from conformance.engine.targets import TargetSpec
+from isrcheck.adapters.catalogue.adapter_options import with_cli_options
 from isrcheck.commands.summarize import add_spark_options, spark_conf
-from isrcheck.usage import UsageError
-from reference_impl.mutants import CATALOGUE
-from reference_impl.release import NEWEST, PROFILES, profile_named
+from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
+from isrcheck.conformance.engine.junit import write_junit
+from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.errors import UsageError
+from isrcheck.reference_impl.mutants import CATALOGUE
+from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 
 def register(subparsers: Any) -> None:
@@ -84,7 +84,7 @@ def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
     if not args.spark:
         yield run_campaign
         return
-    from conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
+    from isrcheck.conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
 
     spark = start_campaign_session(args.master, spark_conf(args.conf))
     try:

@@ -11,12 +11,12 @@ import json
 import sys
 from typing import Any
 
-from adapters.adapter_options import with_cli_options
-from adapters.registry import make_target
-from conformance.scenario.load import load_all
-from conformance.scenario.run import result_json, run_scenario
-from isrcheck.usage import UsageError
-from reference_impl.release import NEWEST, PROFILES, profile_named
+from isrcheck.adapters.catalogue.adapter_options import with_cli_options
+from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.conformance.scenario.load import load_all
+from isrcheck.conformance.scenario.run import result_json, run_scenario
+from isrcheck.errors import UsageError
+from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 
 def register(subparsers: Any) -> None:

@@ -6,7 +6,7 @@ AlterPartition (the release's versions, §7), ElectLeaders, AlterPartitionReassi
 DescribeCluster. Binds loopback by default and prints ``listening on HOST:PORT`` once ready;
 runs until interrupted (or, with ``--stop-on-stdin-eof``, until its standard input ends: how a
 parent that started it makes sure it never outlives the parent). Time is the wall clock
-(`adapters.served_controller`), so a broker that stops heartbeating is fenced after
+(`isrcheck.adapters.reference_server.served_controller`), so a broker that stops heartbeating is fenced after
 ``--session-timeout-ms`` (§4.3). With ``--metadata-log DIR`` every metadata record is appended to
 ``DIR/__cluster_metadata.jsonl`` before the request that wrote it is answered (docs/wire.md).
 """
@@ -23,15 +23,15 @@ import threading
 import uuid
 from typing import Any
 
-from adapters.base import UnsupportedConfiguration
-from adapters.controller_settings import ControllerSettings
-from adapters.reference_controller_handler import ReferenceControllerHandler
-from adapters.served_controller import ServedController
-from adapters.wire import KafkaProtocolServer
-from isrcheck.usage import UsageError
-from reference_impl.controller import Controller
-from reference_impl.mutants import CATALOGUE
-from reference_impl.release import NEWEST, PROFILES, profile_named
+from isrcheck.adapters.base import UnsupportedConfiguration
+from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
+from isrcheck.adapters.reference_server.controller_handler import ReferenceControllerHandler
+from isrcheck.adapters.reference_server.served_controller import ServedController
+from isrcheck.adapters.reference_server.server import KafkaProtocolServer
+from isrcheck.errors import UsageError
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.mutants import CATALOGUE
+from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 DEFAULT_CLUSTER_ID = base64.urlsafe_b64encode(uuid.UUID("5ca1ab1e-0000-4000-8000-15c4ec000001").bytes).decode()[:22]
 DEFAULT_NODE_ID = 3000

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from isrcheck.usage import UsageError
-from reports.records_io import find_record_files
-from reports.summary_file import write_summary
+from isrcheck.errors import UsageError
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.summary_file import write_summary
 
 
 def register(subparsers: Any) -> None:
@@ -58,8 +58,8 @@ def summarize_with_spark(files: list[Path], out: Path, master: str | None,
         from pyspark.errors import PySparkException
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
-    from reports.spark_session import start_session
-    from reports.spark_summary import summarize
+    from isrcheck.reports.spark_summary import summarize
+    from isrcheck.spark_session import start_session
 
     spark = start_session(master, conf)
     try:

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.controller import Controller
-from reference_impl.mutants import cluster_mutants as km
-from reference_impl.mutants import controller_mutants as cm
+from ..controller import Controller
+from ..mutants import cluster_mutants as km
+from ..mutants import controller_mutants as cm
 
 
 @dataclass(frozen=True)

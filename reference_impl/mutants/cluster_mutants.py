@@ -5,7 +5,7 @@ plus negative controls (N2–N4): variations Kafka also allows, which no propert
 
 A rules mutant is passed as an instance (`Cluster(..., leader_rules=StaleIncarnationFetchAccepted())`), a
 manager or controller mutant as a class (`manager_class=`, `controller_class=`); the catalogue in
-`reference_impl.mutants` holds the keyword arguments as `Mutant.cluster_options`.
+`isrcheck.reference_impl.mutants` holds the keyword arguments as `Mutant.cluster_options`.
 """
 
 from __future__ import annotations
@@ -13,31 +13,31 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from reference_impl.alter_partition_manager import AlterPartitionManager, InflightRequest, ManagerItem
-from reference_impl.controller import Controller
-from reference_impl.errors import Error
-from reference_impl.follower import FollowerRules
-from reference_impl.isr_state import (
+from ..alter_partition_manager import AlterPartitionManager, InflightRequest, ManagerItem
+from ..controller import Controller
+from ..errors import Error
+from ..follower import FollowerRules
+from ..isr_state import (
     CommittedPartitionState,
     IsrState,
     PendingExpandIsr,
     PendingShrinkIsr,
     PendingState,
 )
-from reference_impl.leader_rules import Commit, ErrorOutcome, LeaderRules
-from reference_impl.messages import (
+from ..leader_rules import Commit, ErrorOutcome, LeaderRules
+from ..messages import (
     AlterPartitionPartitionResult,
     AlterPartitionRequest,
     AlterPartitionResponse,
     IsrMember,
 )
-from reference_impl.replica_log import ReplicaLog
-from reference_impl.replica_state import ReplicaState
-from reference_impl.state import PartitionState
+from ..replica_log import ReplicaLog
+from ..replica_state import ReplicaState
+from ..state import PartitionState
 
 if TYPE_CHECKING:
-    from reference_impl.broker import Broker
-    from reference_impl.partition import Partition
+    from ..broker import Broker
+    from ..partition import Partition
 
 
 # ==================================================================== leader rules (leader.md §3–§10)
@@ -287,7 +287,7 @@ class ManyRequestsInflight(AlterPartitionManager):
 
 # ==================================================================== equivalent in this model
 # Expressible, but no run of the model can tell them from the reference through the properties
-# (why: `reference_impl.mutants.EQUIVALENT`). Kept so that a new property or fault can pick them up.
+# (why: `isrcheck.reference_impl.mutants.EQUIVALENT`). Kept so that a new property or fault can pick them up.
 
 
 class FetchEpochNotCompared(LeaderRules):

@@ -3,17 +3,17 @@ the historical bug (bugs.md) or derived mutant (bugs.md appendix) it reintroduce
 
 from __future__ import annotations
 
-from reference_impl.alter_partition import validate_isr_ids
-from reference_impl.controller import Controller
-from reference_impl.errors import Error
-from reference_impl.messages import (
+from ..alter_partition import validate_isr_ids
+from ..controller import Controller
+from ..errors import Error
+from ..messages import (
     AlterPartitionItem,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
     IsrMember,
 )
-from reference_impl.partition_change import Election
-from reference_impl.state import BrokerRegistration, PartitionState
+from ..partition_change import Election
+from ..state import BrokerRegistration, PartitionState
 
 
 class IgnoresMemberBrokerEpochs(Controller):

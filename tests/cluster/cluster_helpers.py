@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reference_impl.broker_config import BrokerConfig
-from reference_impl.cluster import Cluster
-from reference_impl.partition import Partition
-from reference_impl.release import ClusterConfig, profile_named
+from isrcheck.reference_impl.broker_config import BrokerConfig
+from isrcheck.reference_impl.cluster import Cluster
+from isrcheck.reference_impl.partition import Partition
+from isrcheck.reference_impl.release import ClusterConfig, profile_named
 
 TOPIC = "foo"
 TP = (TOPIC, 0)

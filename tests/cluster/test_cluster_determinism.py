@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from cluster_helpers import TOPIC, new_cluster
-
-from conformance.properties.schedule import ScheduleConfig, run_schedule
+from isrcheck.conformance.engine.random_schedules import ScheduleConfig, run_schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +46,7 @@ def test_results_do_not_depend_on_the_hash_seed() -> None:
     """Nothing iterates a hash-ordered set of strings: two interpreters with different
     PYTHONHASHSEED produce the same digest as this one."""
     code = (
-        "from conformance.properties.schedule import ScheduleConfig, run_schedule;"
+        "from isrcheck.conformance.engine.random_schedules import ScheduleConfig, run_schedule;"
         "print(run_schedule(5, ScheduleConfig(actions=150)).digest)"
     )
     expected = run_schedule(5, ScheduleConfig(actions=150)).digest

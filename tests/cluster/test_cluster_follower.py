@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 from cluster_helpers import TOPIC, TP, leader_partition, new_cluster
-
-from reference_impl.follower import FollowerRules
-from reference_impl.network import Selector
-from reference_impl.replica_log import ReplicaLog
-from reference_impl.rpc import FETCH, FetchRequest
+from isrcheck.reference_impl.follower import FollowerRules
+from isrcheck.reference_impl.network import Selector
+from isrcheck.reference_impl.replica_log import ReplicaLog
+from isrcheck.reference_impl.rpc import FETCH, FetchRequest
 
 FOLLOWER = FollowerRules()
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 from cluster_helpers import TOPIC, TP, leader_partition, new_cluster
-
-from reference_impl.errors import Error
-from reference_impl.isr_state import CommittedPartitionState, LeaderAndIsr, PendingExpandIsr, PendingShrinkIsr
-from reference_impl.leader_rules import ErrorOutcome, LeaderRules
-from reference_impl.messages import AlterPartitionPartitionResult, IsrMember
-from reference_impl.network import Selector
-from reference_impl.replica_state import ReplicaState
-from reference_impl.rpc import FetchPartition
-from reference_impl.state import PartitionState
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.isr_state import CommittedPartitionState, LeaderAndIsr, PendingExpandIsr, PendingShrinkIsr
+from isrcheck.reference_impl.leader_rules import ErrorOutcome, LeaderRules
+from isrcheck.reference_impl.messages import AlterPartitionPartitionResult, IsrMember
+from isrcheck.reference_impl.network import Selector
+from isrcheck.reference_impl.replica_state import ReplicaState
+from isrcheck.reference_impl.rpc import FetchPartition
+from isrcheck.reference_impl.state import PartitionState
 
 RULES = LeaderRules()
 

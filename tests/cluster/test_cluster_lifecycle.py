@@ -4,10 +4,9 @@ controller fail-over with a zombie, and the network's hold / drop / duplicate.""
 from __future__ import annotations
 
 from cluster_helpers import TOPIC, TP, leader_partition, new_cluster
-
-from reference_impl.cluster import Cluster
-from reference_impl.network import Selector
-from reference_impl.rpc import ALTER_PARTITION, FETCH, HEARTBEAT, METADATA, ZOMBIE_NODE
+from isrcheck.reference_impl.cluster import Cluster
+from isrcheck.reference_impl.network import Selector
+from isrcheck.reference_impl.rpc import ALTER_PARTITION, FETCH, HEARTBEAT, METADATA, ZOMBIE_NODE
 
 
 def test_start_registers_and_unfences() -> None:

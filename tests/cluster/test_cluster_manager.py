@@ -4,15 +4,14 @@ after top-level errors, re-routing after NOT_CONTROLLER and lost connections."""
 from __future__ import annotations
 
 from cluster_helpers import TOPIC, TP, new_cluster
-
-from reference_impl.cluster import Cluster
-from reference_impl.errors import Error
-from reference_impl.isr_state import CommittedPartitionState, PendingShrinkIsr, PendingState
-from reference_impl.leader_rules import LeaderRules
-from reference_impl.messages import AlterPartitionRequest, AlterPartitionResponse
-from reference_impl.network import Selector
-from reference_impl.partition import Partition
-from reference_impl.rpc import ALTER_PARTITION, ALTER_PARTITION_RESPONSE, ZOMBIE_NODE, Message
+from isrcheck.reference_impl.cluster import Cluster
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.isr_state import CommittedPartitionState, PendingShrinkIsr, PendingState
+from isrcheck.reference_impl.leader_rules import LeaderRules
+from isrcheck.reference_impl.messages import AlterPartitionRequest, AlterPartitionResponse
+from isrcheck.reference_impl.network import Selector
+from isrcheck.reference_impl.partition import Partition
+from isrcheck.reference_impl.rpc import ALTER_PARTITION, ALTER_PARTITION_RESPONSE, ZOMBIE_NODE, Message
 
 RULES = LeaderRules()
 

@@ -1,4 +1,4 @@
-"""The reference passes every property on seeded random schedules (conformance/properties/schedule.py):
+"""The reference passes every property on seeded random schedules (conformance/generator/schedule.py):
 messages delivered in and out of order, dropped and duplicated, partitions between nodes, crashes
 (with data loss where Kafka's guarantee covers it), restarts, controlled shutdowns, controller
 fail-overs with zombies, metadata lag, preferred elections; P-LIVE after a final heal.
@@ -9,8 +9,7 @@ A failure prints the seed; `run_schedule(seed, ScheduleConfig(release=...))` rep
 from __future__ import annotations
 
 import pytest
-
-from conformance.properties.schedule import ScheduleConfig, run_schedule
+from isrcheck.conformance.engine.random_schedules import ScheduleConfig, run_schedule
 
 DEFAULT = [("4.1", start, 250) for start in range(0, 1000, 250)] + [
     (release, 0, 200) for release in ("4.0", "3.9", "3.7", "3.5", "3.3")

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from adapters.registry import make_target
-from conformance.scenario.load import ScenarioFormatError, load_all, load_file
-from conformance.scenario.run import run_scenario
-from reference_impl.release import PROFILES
+from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.conformance.scenario.load import ScenarioFormatError, load_all, load_file
+from isrcheck.conformance.scenario.run import run_scenario
+from isrcheck.reference_impl.release import PROFILES
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_SCENARIOS = ROOT / "conformance" / "scenarios" / "cluster"

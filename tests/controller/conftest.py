@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import pytest
-
-from reference_impl.controller import Controller
-from reference_impl.errors import Error
-from reference_impl.messages import (
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import (
     AlterPartitionItem,
     AlterPartitionPartitionResult,
     AlterPartitionRequest,
@@ -29,8 +28,8 @@ from reference_impl.messages import (
     HeartbeatResponse,
     IsrMember,
 )
-from reference_impl.release import ClusterConfig, profile_named
-from reference_impl.state import MetadataRecord, PartitionChangeRecord, PartitionState
+from isrcheck.reference_impl.release import ClusterConfig, profile_named
+from isrcheck.reference_impl.state import MetadataRecord, PartitionChangeRecord, PartitionState
 
 RELEASES = ("3.3", "3.5", "3.7", "3.8", "3.9", "4.0", "4.1")
 BIG_OFFSET = 2**62

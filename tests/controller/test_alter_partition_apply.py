@@ -5,11 +5,10 @@ NEW_LEADER_ELECTED, ELR) and the response contents."""
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.errors import Error
-from reference_impl.messages import AlterPartitionPartitionResult
-from reference_impl.partition_change import Election
-from reference_impl.state import LeaderRecoveryState, PartitionChangeRecord
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import AlterPartitionPartitionResult
+from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.state import LeaderRecoveryState, PartitionChangeRecord
 
 
 def started(make, release, **config):

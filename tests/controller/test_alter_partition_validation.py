@@ -10,15 +10,14 @@ reached by fencing the first leader (1 → 2, both epochs +1) and letting 2 add 
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.errors import Error
-from reference_impl.messages import (
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import (
     AlterPartitionItem,
     AlterPartitionPartitionResult,
     AlterPartitionTopic,
     IsrMember,
 )
-from reference_impl.partition_change import Election
+from isrcheck.reference_impl.partition_change import Election
 
 LE, PE = 1, 2
 """Epochs of the prepared partition."""

@@ -10,11 +10,10 @@ which a session has expired but the check has not run yet (§4.1 note, §4.3 sch
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.errors import Error
-from reference_impl.messages import AlterPartitionPartitionResult
-from reference_impl.partition_change import Election
-from reference_impl.state import (
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import AlterPartitionPartitionResult
+from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.state import (
     BrokerRegistrationChangeRecord,
     LeaderRecoveryState,
     PartitionChangeRecord,

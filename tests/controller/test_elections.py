@@ -4,11 +4,10 @@ election of 3.9+ (KAFKA-12670) on fencing and unfencing."""
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.errors import Error
-from reference_impl.messages import ElectionResult
-from reference_impl.partition_change import Election
-from reference_impl.state import LeaderRecoveryState
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import ElectionResult
+from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.state import LeaderRecoveryState
 
 RECOVERING = LeaderRecoveryState.RECOVERING
 

@@ -9,11 +9,10 @@ Starting point (`shrunk`): brokers 1–3 unfenced, foo = [1,2,3] led by 1, shrun
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.alter_partition import ineligibility
-from reference_impl.errors import Error
-from reference_impl.messages import AlterPartitionPartitionResult, IsrMember
-from reference_impl.state import BrokerRegistration
+from isrcheck.reference_impl.alter_partition import ineligibility
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import AlterPartitionPartitionResult, IsrMember
+from isrcheck.reference_impl.state import BrokerRegistration
 
 
 def shrunk(make, release, **config):

@@ -5,9 +5,8 @@ leader (-2 = NO_LEADER_CHANGE does not; the same id and -1 do). Creation starts 
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.partition_change import Election
-from reference_impl.state import (
+from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.state import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     LeaderRecoveryState,

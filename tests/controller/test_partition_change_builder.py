@@ -7,10 +7,9 @@ by release, the 3.3–3.7 vs 3.8+ shrink-bump placement (KAFKA-16624), and the E
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.partition_change import ChangeRules, ChangeTargets, Election, build_partition_change
-from reference_impl.release import MetadataVersion, profile_named
-from reference_impl.state import (
+from isrcheck.reference_impl.partition_change import ChangeRules, ChangeTargets, Election, build_partition_change
+from isrcheck.reference_impl.release import MetadataVersion, profile_named
+from isrcheck.reference_impl.state import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     LeaderRecoveryState,

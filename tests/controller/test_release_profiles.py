@@ -7,13 +7,12 @@ are not tested here."""
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.controller import Controller
-from reference_impl.errors import Error
-from reference_impl.messages import AlterPartitionPartitionResult, IsrMember
-from reference_impl.partition_change import Election
-from reference_impl.release import ClusterConfig, profile_named
-from reference_impl.state import BrokerRegistrationChangeRecord, LeaderRecoveryState
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import AlterPartitionPartitionResult, IsrMember
+from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.release import ClusterConfig, profile_named
+from isrcheck.reference_impl.state import BrokerRegistrationChangeRecord, LeaderRecoveryState
 
 TIMEOUT = 9000
 SERVED = {

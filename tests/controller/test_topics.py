@@ -5,9 +5,8 @@ both epochs 0, LRS RECOVERED, ELR and lastKnownElr empty; all inactive → error
 from __future__ import annotations
 
 import pytest
-
-from reference_impl.errors import Error
-from reference_impl.state import LeaderRecoveryState, PartitionRecord, TopicRecord
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.state import LeaderRecoveryState, PartitionRecord, TopicRecord
 
 
 def brokers(make, release, **config):

@@ -6,8 +6,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.base import Args, Result
-from adapters.reference import ReferenceTarget
+from isrcheck.adapters.base import Args, Result
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
 
 
 class HangingTarget(ReferenceTarget):

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conformance.engine.campaign import CampaignConfig, run_campaign
-from reference_impl.mutants import CATALOGUE
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.reference_impl.mutants import CATALOGUE
 
 # (mutant, what its first finding's signature must name) — from the mutant's faulty rule, not
 # from running it: B01/B02 admit an ineligible member (P-ELIG); D12 drops the sender (LeaderInIsr);
@@ -115,9 +114,10 @@ def test_a_raising_plugin_is_a_crash_outcome(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_exec_plugin_runs_the_reference_and_finds_a_mutant() -> None:
-    clean = run_campaign(campaign(adapter="exec:python -m adapters.stdio_reference", examples=15, steps=20))
+    plugin = "exec:python -m isrcheck.adapters.plugins.stdio_reference"
+    clean = run_campaign(campaign(adapter=plugin, examples=15, steps=20))
     assert clean.runs >= 15 and not clean.signatures
-    mutant = run_campaign(campaign(adapter="exec:python -m adapters.stdio_reference --mutant B02", examples=300))
+    mutant = run_campaign(campaign(adapter=f"{plugin} --mutant B02", examples=300))
     assert any(":P-ELIG:" in s for s in mutant.signatures)
 
 
@@ -162,11 +162,11 @@ def test_a_seed_draws_the_same_runs_whatever_else_is_imported() -> None:
     another (conformance/engine/reproducible_draws.py)."""
     program = ("import sys, json, importlib\n"
                "[importlib.import_module(m) for m in sys.argv[1:]]\n"
-               "from conformance.engine.campaign import CampaignConfig, run_campaign\n"
+               "from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign\n"
                "r = run_campaign(CampaignConfig(mutant='D1', examples=400, steps=40, seed=1, differential=False))\n"
                "print(json.dumps([r.runs, sorted(r.signatures)]))\n")
     outputs = []
-    for extra in ([], ["isrcheck.cli"], ["isrcheck.commands.serve_controller", "reports.html_report"]):
+    for extra in ([], ["isrcheck.cli"], ["isrcheck.commands.serve_controller", "isrcheck.reports.html_report"]):
         done = subprocess.run([sys.executable, "-c", program, *extra], capture_output=True, text=True,
                               timeout=300, check=True, cwd=Path(__file__).resolve().parents[2])
         outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.reference_impl.mutants import CATALOGUE
 
-from conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck import cli
-from reference_impl.mutants import CATALOGUE
 
 FOUND_BY_GENERATION = ("B03a", "B03b", "B08a", "B09", "B15a", "B17", "B21L", "B22", "D7", "D10", "D13", "D14")
 BUDGET = 500

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.reference_cluster import ReferenceClusterTarget
-from conformance.properties.cluster_level import Violation
-from conformance.scenario.load import load_file
-from conformance.scenario.run import run_scenario
-from reference_impl.mutants import mutant_named
+from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
+from isrcheck.conformance.properties.cluster_level import Violation
+from isrcheck.conformance.scenario.load import load_file
+from isrcheck.conformance.scenario.run import run_scenario
+from isrcheck.reference_impl.mutants import mutant_named
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
@@ -55,5 +55,5 @@ def run_file(path: Path, mutant: str | None, release: str = "4.1") -> list[Outco
     for scenario in load_file(path):
         target = CappedClusterTarget(**options)
         result = run_scenario(scenario, target, release)
-        outcomes.append(Outcome(scenario.name, result.status, result.reason, tuple(target.monitor.violations)))
+        outcomes.append(Outcome(scenario.name, result.status, result.reason, result.violations))
     return outcomes

@@ -9,8 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
-from conformance.properties.cluster_level import (
+from isrcheck.conformance.properties.cluster_level import (
     STEP_PROPERTIES,
     History,
     Violation,
@@ -24,8 +23,8 @@ from conformance.properties.cluster_level import (
     p_live,
     p_log,
 )
-from conformance.properties.monitor import PropertyMonitor
-from reference_impl.observation import (
+from isrcheck.conformance.properties.monitor import PropertyMonitor
+from isrcheck.reference_impl.observation import (
     AckedRecord,
     BrokerView,
     ClusterObservation,

@@ -4,7 +4,7 @@ The set is small enough to check by hand (`EXPECTED` below is counted from it), 
 part of summary.json: several targets, releases and mutants, each finding kind, a run with two
 findings, counterexamples of different lengths for one signature, a mutant never detected, a
 record carrying HTML and script in every free-text field, and lines that are truncated, not JSON,
-or break the schema in each way `record_rules` names.
+or break the schema in each way `isrcheck.records.schema` names.
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ def valid_records() -> list[Record]:
         make_record(14, outcome="error", findings=[finding("error", "deliver", message="KeyError: 'p'")]),
         make_record(15, outcome="skipped", steps=0, duration_s=0, skip_reason="needs >=3.5", release="3.3"),
     ]
-    records += [make_record(n, target="reference+N1", mutant="N1", release="4.0") for n in (16, 17, 18)]
+    records += [make_record(n, target="reference+N1", mutant="N1", negative_control=True, release="4.0") for n in (16, 17, 18)]
     records += [
-        make_record(19, target="reference+N1", mutant="N1", release="4.0", outcome="error",
+        make_record(19, target="reference+N1", mutant="N1", negative_control=True, release="4.0", outcome="error",
                     findings=[finding("error", "deliver", message="KeyError: 'p'")]),
     ]
     # a record whose every free-text field carries markup, and a target name that does too

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from isrcheck.reports.html_charts import mutant_chart
+from isrcheck.reports.html_report import embed_json, render_report
+from isrcheck.reports.html_sequence import actor_order, sequence_svg, short_result
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
 from report_fixtures import ELIG, EXPECTED, XSS, counterexample, failing, finding, make_record
-
-from reports.html_charts import mutant_chart
-from reports.html_report import embed_json, render_report
-from reports.html_sequence import actor_order, sequence_svg, short_result
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
 
 
 @pytest.fixture
@@ -114,8 +113,8 @@ def test_negative_controls_pass_when_not_flagged_and_fail_when_flagged(tmp_path:
     records = [
         failing(1, [finding(*ELIG, step=4)], counterexample(4), target="reference+B02", mutant="B02"),
         make_record(2, target="reference+B01", mutant="B01"),
-        failing(3, [finding(*ELIG, step=2)], counterexample(2), target="reference+N1", mutant="N1"),
-        make_record(4, target="reference+N3", mutant="N3", level="cluster"),
+        failing(3, [finding(*ELIG, step=2)], counterexample(2), target="reference+N1", mutant="N1", negative_control=True),
+        make_record(4, target="reference+N3", mutant="N3", level="cluster", negative_control=True),
     ]
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
@@ -135,10 +134,11 @@ def test_negative_controls_pass_when_not_flagged_and_fail_when_flagged(tmp_path:
     assert chart.count('class="bar-detected"') == 1  # B02 only
 
 
-def test_a_summary_without_the_negative_control_field_is_read_against_the_catalogue() -> None:
-    """summary.json files written before mutant entries carried `negative_control`."""
+def test_a_summary_without_the_negative_control_field_shows_an_ordinary_mutant() -> None:
+    """The report reads what the records said, never the catalogue: an entry without
+    `negative_control` is an ordinary mutant (a plug-in's own mutant, or an older summary)."""
     mutants = [{"mutant": "N2", "runs": 5, "runs_with_findings": 0, "detected": False, "signatures": []},
                {"mutant": "D1", "runs": 5, "runs_with_findings": 0, "detected": False, "signatures": []}]
     rows = mutant_rows(render_report({"format": "isrcheck.summary/1", "mutants": mutants}))
-    assert '<span class="badge yes">passed: not flagged</span>' in rows["N2"]
+    assert '<span class="badge no">not detected</span>' in rows["N2"]
     assert '<span class="badge no">not detected</span>' in rows["D1"]

@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from isrcheck.reports import summary_layout as layout
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.summary_file import load_summary, write_summary
 from report_fixtures import EXPECTED, XSS, valid_records
-
-from reports import summary_layout as layout
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
-from reports.summary_file import load_summary, write_summary
 
 
 @pytest.fixture
@@ -72,7 +71,7 @@ def test_mutants_and_steps_to_first_finding(summary: dict[str, Any]) -> None:
     assert (b02["runs_to_first_finding"], b02["steps_to_first_finding"]) == (2, 16 + 5)
     # N1's only finding is an engine error, which does not detect a mutant
     assert (n1["mutant"], n1["detected"], n1["steps_to_first_finding"]) == ("N1", False, None)
-    # N1 is a negative control in the catalogue (not being flagged is its pass); B02 is a bug
+    # N1's records say it is a negative control (not being flagged is its pass); B02 is a bug
     assert (b02["negative_control"], n1["negative_control"]) == (False, True)
 
 

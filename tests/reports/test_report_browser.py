@@ -11,11 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from isrcheck.reports.html_report import render_report
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
 from report_fixtures import EXPECTED
-
-from reports.html_report import render_report
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

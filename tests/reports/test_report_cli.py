@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.summary_file import write_summary
 from report_fixtures import EXPECTED, write_fixture
 
 from isrcheck import cli
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
-from reports.summary_file import write_summary
 
 OURS = ("isrcheck.commands.summarize", "isrcheck.commands.report")
 REPO = Path(__file__).resolve().parents[2]

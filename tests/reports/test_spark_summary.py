@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from isrcheck.reports.plain_summary import summarize_files
+from isrcheck.reports.records_io import find_record_files
+from isrcheck.reports.synthetic import write_records
 from report_fixtures import EXPECTED
-
-from reports.plain_summary import summarize_files
-from reports.records_io import find_record_files
-from reports.synthetic import write_records
 
 VOLATILE = ("engine", "generated_at")
 
@@ -26,7 +25,7 @@ def comparable(summary: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def spark_result(spark: Any, shared_records: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
-    from reports.spark_summary import summarize
+    from isrcheck.reports.spark_summary import summarize
 
     out = tmp_path_factory.mktemp("spark-out")
     return summarize(spark, find_record_files([shared_records]), out), out
@@ -68,7 +67,7 @@ def test_parquet_tables(spark: Any, spark_result: tuple[dict, Path]) -> None:
 @pytest.mark.slow
 def test_spark_and_plain_agree_on_synthetic_records(spark: Any, tmp_path: Path) -> None:
     """A realistic mix: thousands of runs, ~30 signatures, truncated lines in several files."""
-    from reports.spark_summary import summarize
+    from isrcheck.reports.spark_summary import summarize
 
     files = write_records(tmp_path / "records", 6_000, files=3, seed=5, truncated_every=700)
     plain = summarize_files(files)

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.reference import ReferenceTarget
-from conformance.scenario.load import load_file
-from conformance.scenario.run import run_scenario
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.scenario.load import load_file
+from isrcheck.conformance.scenario.run import run_scenario
 
 KIP903 = """
 name: a replica that re-registered may not join the ISR with its old epoch (KIP-903)

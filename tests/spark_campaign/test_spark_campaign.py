@@ -16,9 +16,9 @@ from itertools import islice
 from pathlib import Path
 
 import pytest
+from isrcheck.conformance.engine.campaign import CampaignConfig, plan_batches, run_campaign
+from isrcheck.conformance.engine.spark_campaign import cause_line, run_task, task_batches, task_count
 
-from conformance.engine.campaign import CampaignConfig, plan_batches, run_campaign
-from conformance.engine.spark_campaign import cause_line, run_task, task_batches, task_count
 from isrcheck.cli import main
 
 

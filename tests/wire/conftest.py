@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from isrcheck.adapters.reference_server.handler import BaseHandler
+from isrcheck.adapters.reference_server.server import KafkaProtocolServer
+from isrcheck.adapters.wire.apis import BROKER_HEARTBEAT, DESCRIBE_CLUSTER, lookup
+from isrcheck.adapters.wire.codec import NO_THROTTLE
 from kio.schema.errors import ErrorCode
-
-from adapters.wire import BaseHandler, KafkaProtocolServer
-from adapters.wire.apis import BROKER_HEARTBEAT, DESCRIBE_CLUSTER, lookup
-from adapters.wire.codec import NO_THROTTLE
 
 #: Broker id that makes :meth:`DummyHandler.handle_broker_heartbeat` raise.
 EXPLODING_BROKER = 666

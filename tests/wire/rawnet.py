@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
-from adapters.wire.codec import DecodedRequest, decode_request, parse_frame_size
+from isrcheck.adapters.wire.codec import DecodedRequest, decode_request, parse_frame_size
 
 
 def recv_exactly(sock: socket.socket, size: int) -> bytes:

@@ -7,11 +7,10 @@ import uuid
 from dataclasses import MISSING, fields
 from typing import Any
 
+from isrcheck.adapters.wire.apis import API_TABLE
+from isrcheck.adapters.wire.codec import NO_THROTTLE, encode_request, encode_response, unframe
 from kio.schema.errors import ErrorCode
 from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField, classify_field
-
-from adapters.wire.apis import API_TABLE
-from adapters.wire.codec import NO_THROTTLE, encode_request, encode_response, unframe
 
 _PRIMITIVES: dict[str, object] = {
     "bool": True,

@@ -8,14 +8,14 @@ import threading
 from typing import Any
 
 import pytest
+from isrcheck.adapters.reference_server.handler import BaseHandler, FeatureSet, build_api_versions_response
+from isrcheck.adapters.reference_server.server import KafkaProtocolServer
+from isrcheck.adapters.wire import KafkaConnection, VersionRange
+from isrcheck.adapters.wire.apis import ALTER_PARTITION, API_VERSIONS, BROKER_HEARTBEAT, DESCRIBE_CLUSTER, lookup
+from isrcheck.adapters.wire.codec import NO_THROTTLE, decode_response, encode_request, encode_response, frame
+from isrcheck.adapters.wire.errors import ConnectionClosedError, UnsupportedApiError, WireError, WireTimeoutError
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i32
-
-from adapters.wire import KafkaConnection, KafkaProtocolServer, VersionRange
-from adapters.wire.apis import ALTER_PARTITION, API_VERSIONS, BROKER_HEARTBEAT, DESCRIBE_CLUSTER, lookup
-from adapters.wire.codec import NO_THROTTLE, decode_response, encode_request, encode_response, frame
-from adapters.wire.errors import ConnectionClosedError, UnsupportedApiError, WireError, WireTimeoutError
-from adapters.wire.handler import BaseHandler, FeatureSet, build_api_versions_response
 
 from .conftest import EXPLODING_BROKER, WRONG_TYPE_BROKER, DummyHandler
 from .rawnet import ScriptedServer, read_frame, send_and_drain

@@ -7,11 +7,7 @@ import io
 import random
 
 import pytest
-from kio.schema.errors import ErrorCode
-from kio.serial.writers import write_unsigned_varint
-from kio.static.primitive import i16, i32, uvarint
-
-from adapters.wire.apis import (
+from isrcheck.adapters.wire.apis import (
     ALTER_PARTITION,
     API_TABLE,
     API_VERSIONS,
@@ -21,7 +17,7 @@ from adapters.wire.apis import (
     lookup,
     nested_class,
 )
-from adapters.wire.codec import (
+from isrcheck.adapters.wire.codec import (
     NO_THROTTLE,
     decode_request,
     decode_request_header,
@@ -33,8 +29,11 @@ from adapters.wire.codec import (
     unframe,
     unsupported_api_versions_response,
 )
-from adapters.wire.errors import FrameSizeError, UnsupportedApiError, WireError
-from adapters.wire.guard import read_entity, write_entity
+from isrcheck.adapters.wire.errors import FrameSizeError, UnsupportedApiError, WireError
+from isrcheck.adapters.wire.guard import read_entity, write_entity
+from kio.schema.errors import ErrorCode
+from kio.serial.writers import write_unsigned_varint
+from kio.static.primitive import i16, i32, uvarint
 
 from .samples import minimal, mutate, valid_payloads
 
@@ -250,4 +249,4 @@ def test_minimal_helper_round_trips() -> None:
             for cls in (entry.request, entry.response):
                 entity = minimal(cls)
                 assert read_entity(cls, write_entity(entity))[0] == entity, cls
-    assert nested_class(lookup(ALTER_PARTITION, 0).request, "TopicData").__module__.startswith("adapters")
+    assert nested_class(lookup(ALTER_PARTITION, 0).request, "TopicData").__module__.startswith("isrcheck.adapters")

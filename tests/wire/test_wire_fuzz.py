@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
+from isrcheck.adapters.reference_server.server import KafkaProtocolServer
+from isrcheck.adapters.wire import KafkaConnection, VersionRange
+from isrcheck.adapters.wire.apis import API_TABLE, API_VERSIONS, DESCRIBE_CLUSTER, lookup
+from isrcheck.adapters.wire.codec import MAX_FRAME_BYTES, decode_response, encode_request, frame, parse_frame_size
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i16
-
-from adapters.wire import KafkaConnection, KafkaProtocolServer, VersionRange
-from adapters.wire.apis import API_TABLE, API_VERSIONS, DESCRIBE_CLUSTER, lookup
-from adapters.wire.codec import MAX_FRAME_BYTES, decode_response, encode_request, frame, parse_frame_size
 
 from .conftest import DummyHandler
 from .rawnet import send_and_drain

@@ -11,10 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kio.schema.errors import ErrorCode
-from kio.static.primitive import i8, i32, i64
-
-from adapters.wire.apis import (
+from isrcheck.adapters.wire.apis import (
     ALTER_PARTITION,
     API_TABLE,
     API_VERSIONS,
@@ -23,7 +20,7 @@ from adapters.wire.apis import (
     lookup,
     nested_class,
 )
-from adapters.wire.codec import (
+from isrcheck.adapters.wire.codec import (
     NO_THROTTLE,
     decode_request,
     decode_response,
@@ -31,7 +28,9 @@ from adapters.wire.codec import (
     encode_response,
     unframe,
 )
-from adapters.wire.guard import read_entity, write_entity
+from isrcheck.adapters.wire.guard import read_entity, write_entity
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i8, i32, i64
 
 ENTRIES: list[ApiVersionClasses] = [entry for spec in API_TABLE.values() for entry in spec.versions.values()]
 IDS = [f"{API_TABLE[e.api_key].name}-v{e.api_version}" for e in ENTRIES]

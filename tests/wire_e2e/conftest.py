@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from adapters.controller_endpoints import LISTENING
+from isrcheck.adapters.kafka_wire.controller_endpoints import LISTENING
 
 REPO = Path(__file__).resolve().parents[2]
 

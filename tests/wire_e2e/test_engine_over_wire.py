@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
 
 from .conftest import RunningServer
 

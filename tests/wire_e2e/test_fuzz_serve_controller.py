@@ -13,13 +13,13 @@ import random
 from pathlib import Path
 
 import pytest
+from isrcheck.adapters.kafka_wire.controller_endpoints import FixedEndpoint
+from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
+from isrcheck.adapters.wire import KafkaConnection, VersionRange
+from isrcheck.adapters.wire.apis import ALTER_PARTITION, API_VERSIONS, BROKER_REGISTRATION
 from kio.schema.errors import ErrorCode
 from wire.test_wire_fuzz import make_cases, run_cases
 
-from adapters.controller_endpoints import FixedEndpoint
-from adapters.kafka_wire import KafkaWireTarget
-from adapters.wire import KafkaConnection, VersionRange
-from adapters.wire.apis import ALTER_PARTITION, API_VERSIONS, BROKER_REGISTRATION
 from isrcheck.cli import build_parser
 from isrcheck.commands.serve_controller import build_server
 

@@ -1,19 +1,19 @@
 """Observation by replay is exact: the reference's own records, written in Kafka's JSON form
-(adapters.metadata_records) and replayed with the §1.1 merge rule (adapters.metadata_image),
+(isrcheck.adapters.kafka_wire.metadata_records) and replayed with the §1.1 merge rule
+(isrcheck.adapters.kafka_wire.metadata_image),
 give back every partition and broker exactly — for every bundled scenario on every release."""
 
 from __future__ import annotations
 
 import pytest
-
-from adapters.metadata_image import LRS_NAMES, MetadataImage, merge
-from adapters.metadata_log import MetadataLogTail, MetadataLogWriter, log_path
-from adapters.metadata_records import MetadataEntry, kafka_uuid, parse_kafka_uuid, reference_entries
-from adapters.reference import ReferenceTarget
-from conformance.scenario.load import load_all
-from conformance.scenario.run import run_scenario
-from reference_impl.controller import Controller
-from reference_impl.release import PROFILES
+from isrcheck.adapters.kafka_wire.metadata_image import LRS_NAMES, MetadataImage, merge
+from isrcheck.adapters.kafka_wire.metadata_log import MetadataLogTail, MetadataLogWriter, log_path
+from isrcheck.adapters.kafka_wire.metadata_records import MetadataEntry, kafka_uuid, parse_kafka_uuid, reference_entries
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.scenario.load import load_all
+from isrcheck.conformance.scenario.run import run_scenario
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.release import PROFILES
 
 SCENARIOS = [s for s in load_all(["conformance/scenarios"]) if s.level == "controller"]
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from adapters.cluster_checks import Acked, PartitionView, fenced_in_isr, leader_not_in_isr, lost_acknowledged
-from adapters.controller_settings import ControllerSettings
-from adapters.kafka_containers import docker_unavailable
-from adapters.kafka_dump_log import DumpLogSource, parse_dump
-from adapters.kafka_local import kafka_home_missing
-from adapters.kafka_properties import (
+from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
+from isrcheck.adapters.kafka_wire.kafka_dump_log import DumpLogSource, parse_dump
+from isrcheck.adapters.kafka_wire.metadata_image import MetadataImage
+from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+from isrcheck.adapters.real_kafka.kafka_local import kafka_home_missing
+from isrcheck.adapters.real_kafka.kafka_properties import (
     cluster_nodes,
     controller_node,
     dump_log_command,
@@ -21,7 +20,13 @@ from adapters.kafka_properties import (
     image_for,
     start_script,
 )
-from adapters.metadata_image import MetadataImage
+from isrcheck.conformance.properties.black_box_cluster import (
+    Acked,
+    PartitionView,
+    fenced_in_isr,
+    leader_not_in_isr,
+    lost_acknowledged,
+)
 
 DUMP = """Log starting offset: 0
 baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 \
@@ -111,7 +116,7 @@ def test_black_box_checkers_on_recorded_observations() -> None:
 
 
 def test_cluster_target_surface() -> None:
-    from adapters.registry import make_target
+    from isrcheck.adapters.catalogue.registry import make_target
 
     target = make_target("kafka-cluster")
     assert target.levels == frozenset({"cluster"})
@@ -138,7 +143,7 @@ def test_scenarios_against_a_real_controller_in_docker(release: str) -> None:
 @pytest.mark.docker
 @pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
 def test_engine_against_a_real_controller_in_docker() -> None:
-    from conformance.engine.campaign import CampaignConfig, run_campaign
+    from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
     result = run_campaign(CampaignConfig(adapter="kafka-docker", release="3.9", examples=3, steps=15, seed=1,
                                          batch_size=3))
@@ -148,7 +153,8 @@ def test_engine_against_a_real_controller_in_docker() -> None:
 @pytest.mark.docker
 @pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
 def test_real_cluster_keeps_acknowledged_records() -> None:
-    from adapters.kafka_cluster import KafkaClusterTarget, run_cluster_campaign
+    from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
+    from isrcheck.conformance.engine.black_box_cluster import run_cluster_campaign
 
     violations = run_cluster_campaign(KafkaClusterTarget({}), "3.9", rounds=10, seed=1)
     assert violations == [], [v.to_json() for v in violations]

@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-from adapters.controller_endpoints import ServeControllerProcesses
-from adapters.controller_settings import ControllerSettings
-from adapters.kafka_wire import KafkaWireTarget
-from conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.adapters.kafka_wire.controller_endpoints import ServeControllerProcesses
+from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
+from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
 REPO = Path(__file__).resolve().parents[2]
 MARK = "ISRCHECK_LEAK_TEST"

@@ -4,11 +4,11 @@ registration features (controller.md §4.1, §4.2, §9.2)."""
 from __future__ import annotations
 
 import pytest
+from isrcheck.adapters.catalogue.adapter_options import parse_spec, with_cli_options
+from isrcheck.adapters.kafka_wire.ghost_broker import FinalizedFeatures, SoftState, next_soft_state
+from isrcheck.adapters.kafka_wire.run_namespace import ANCHOR, STRIDE, NamespaceError, RunNamespace, new_session
 
-from adapters.adapter_options import parse_spec, with_cli_options
-from adapters.ghost_broker import FinalizedFeatures, SoftState, next_soft_state
-from adapters.run_namespace import ANCHOR, STRIDE, NamespaceError, RunNamespace, new_session
-from isrcheck.usage import UsageError
+from isrcheck.errors import UsageError
 
 
 def test_namespace_maps_both_ways_and_keeps_negative_ids() -> None:
@@ -39,7 +39,7 @@ def test_specs_carry_options_and_cli_flags_fold_in() -> None:
 
 
 def test_unknown_wire_options_and_a_bootstrap_without_log_are_usage_errors() -> None:
-    from adapters.registry import make_target
+    from isrcheck.adapters.catalogue.registry import make_target
 
     with pytest.raises(UsageError, match="unknown option"):
         make_target("kafka-wire,colour=blue")

@@ -1,0 +1,1 @@
+"""Every target by name: the `--adapter` specs and the factories behind them."""

@@ -1,0 +1,118 @@
+"""`--adapter` specs with options: ``NAME[,KEY=VALUE...]`` for the wire and real-Kafka adapters.
+
+Options travel inside the spec string, so the campaign's worker processes, the records and the
+printed replay commands all carry them (docs/wire.md, docs/real-kafka.md):
+
+* ``kafka-wire`` — ghost brokers against a controller. Without ``bootstrap`` it starts its own
+  ``isrcheck serve-controller`` children (one per distinct release/config); with
+  ``bootstrap=HOST:PORT,metadata-log=DIR`` it drives a running one. Options:
+  ``session-timeout-ms`` (children's broker.session.timeout.ms, default 1000), ``mutant``
+  (children serve a mutant), ``keep`` (children kept alive, default 2), ``timeout`` (seconds
+  per request, default 10), ``cluster-id``.
+* ``kafka-docker`` — the same against a controller-only ``apache/kafka`` container;
+  ``image=apache/kafka:3.9.0`` or ``version=3.9.0`` pick the image, ``session-timeout-ms``.
+* ``kafka-local`` — the same against an unpacked distribution: ``kafka-home=DIR`` (default $KAFKA_HOME).
+* ``kafka-cluster`` — real brokers (isrcheck.adapters.real_kafka.kafka_cluster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from isrcheck.adapters.base import Target
+from isrcheck.adapters.options import float_option, int_option
+
+from isrcheck.errors import UsageError
+
+DEFAULT_WIRE_SESSION_TIMEOUT_MS = 1000
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    name, *parts = [p.strip() for p in spec.split(",")]
+    options: dict[str, str] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise UsageError(f"adapter {spec!r}: option {part!r} is not KEY=VALUE")
+        options[key] = value
+    return name, options
+
+
+def host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UsageError(f"bootstrap {text!r} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def kafka_wire(options: dict[str, str]) -> Target:
+    from isrcheck.adapters.kafka_wire.controller_endpoints import FixedEndpoint, ServeControllerProcesses
+    from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
+
+    known = {"bootstrap", "metadata-log", "session-timeout-ms", "mutant", "keep", "timeout", "cluster-id"}
+    unknown = set(options) - known
+    if unknown:
+        raise UsageError(f"kafka-wire: unknown option(s) {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(known))})")
+    session_timeout_ms = int_option(options, "session-timeout-ms", DEFAULT_WIRE_SESSION_TIMEOUT_MS)
+    provider: FixedEndpoint | ServeControllerProcesses
+    if "bootstrap" in options:
+        if "metadata-log" not in options:
+            raise UsageError("kafka-wire with bootstrap=HOST:PORT needs metadata-log=DIR (the server's --metadata-log)")
+        if "mutant" in options:
+            raise UsageError("kafka-wire: mutant= applies to the serve-controller it starts, not to bootstrap=")
+        host, port = host_port(options["bootstrap"])
+        provider = FixedEndpoint(host, port, options["metadata-log"], session_timeout_ms, options.get("cluster-id"))
+    else:
+        provider = ServeControllerProcesses(session_timeout_ms, options.get("mutant"), int_option(options, "keep", 2))
+    return KafkaWireTarget(provider, timeout_s=float_option(options, "timeout", 10.0))
+
+
+def kafka_docker(options: dict[str, str]) -> Target:
+    from isrcheck.adapters.real_kafka.kafka_docker import docker_wire_target
+
+    return docker_wire_target(options)
+
+
+def kafka_local(options: dict[str, str]) -> Target:
+    from isrcheck.adapters.real_kafka.kafka_local import local_wire_target
+
+    return local_wire_target(options)
+
+
+def kafka_cluster(options: dict[str, str]) -> Target:
+    from isrcheck.adapters.real_kafka.kafka_cluster import cluster_target
+
+    return cluster_target(options)
+
+
+FACTORIES: dict[str, Callable[[dict[str, str]], Target]] = {
+    "kafka-wire": kafka_wire, "kafka-docker": kafka_docker, "kafka-local": kafka_local,
+    "kafka-cluster": kafka_cluster,
+}
+
+
+def is_option_spec(spec: str) -> bool:
+    return spec.split(",", 1)[0].strip() in FACTORIES
+
+
+def make_option_target(spec: str) -> Target:
+    name, options = parse_spec(spec)
+    return FACTORIES[name](options)
+
+
+def with_cli_options(spec: str, bootstrap: str | None = None, kafka: str | None = None) -> str:
+    """Fold the `--bootstrap` flag into a kafka-wire spec, and a full `--kafka X.Y.Z` release into
+    a kafka-docker/kafka-cluster spec as its image version (the profile only keeps X.Y)."""
+    if not is_option_spec(spec):
+        if bootstrap is not None:
+            raise UsageError(f"--bootstrap applies to --adapter kafka-wire, not {spec!r}")
+        return spec
+    name, options = parse_spec(spec)
+    if bootstrap is not None:
+        if name != "kafka-wire":
+            raise UsageError(f"--bootstrap applies to --adapter kafka-wire, not {name!r}")
+        options.setdefault("bootstrap", bootstrap)
+    if kafka is not None and name in ("kafka-docker", "kafka-cluster") and kafka.count(".") == 2:
+        options.setdefault("version", kafka)
+    return ",".join([name, *(f"{k}={v}" for k, v in options.items())])

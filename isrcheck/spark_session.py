@@ -1,0 +1,105 @@
+"""Starting a quiet, small-footprint Spark session for a summary, local or remote.
+
+The summary is a batch job of a few seconds on one machine by default (`local[*]`), but the same
+code runs on a cluster: any master URL passes through, and an `sc://` URL goes to Spark Connect.
+Defaults suit small data: few shuffle partitions, no UI, UTC, and log output limited to errors so
+the command prints its own one-line result rather than pages of JVM chatter.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from isrcheck.errors import UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.session.timeZone": "UTC",
+    # records are small; duplicate keys keep the last value, as Python's json module does
+    "spark.sql.variant.allowDuplicateKeys": "true",
+    # the record checks make long generated methods; past 8000 bytes of bytecode HotSpot will not
+    # JIT-compile a method, so Spark is told to split such stages instead (see its own docs)
+    "spark.sql.codegen.hugeMethodLimit": "8000",
+}
+
+# JVM-side logging to stderr. The root stays at WARN while the session starts — Spark announces
+# "Setting default log level" whenever its shell level differs from the root's — and is lowered
+# to ERROR once the session is up; the one routine start-up warning is silenced by name.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+"""
+
+
+_LOCAL_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]")
+
+
+def check_master(url: str) -> None:
+    """Spark's own rule for master URLs, checked before the JVM starts: a URL Spark refuses makes
+    spark-submit print a Java stack trace and PySpark report only that its gateway exited."""
+    if url.startswith(("sc://", "spark://", "k8s://")) or url == "yarn" or _LOCAL_MASTER.fullmatch(url):
+        return
+    raise UsageError(f"bad Spark master {url!r}: expected local, local[N], local[*], spark://HOST:PORT, yarn, "
+                     "k8s://URL or sc://HOST:PORT")
+
+
+def _log_config() -> Path:
+    path = Path(tempfile.gettempdir()) / "isrcheck-spark-log4j2.properties"
+    if not path.exists() or path.read_text() != _LOG4J2:
+        path.write_text(_LOG4J2)
+    return path
+
+
+def start_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  app_name: str = "isrcheck summarize") -> SparkSession:
+    """A session for `master` (default local[*]); `conf` overrides the defaults above. The name
+    is what a cluster's UI lists the application as."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise UsageError("pyspark is not installed (pip install pyspark)") from None
+    url = master or DEFAULT_MASTER
+    check_master(url)
+    builder = SparkSession.builder.appName(app_name)
+    settings = dict(DEFAULT_CONF)
+    if url.startswith("sc://"):
+        builder = builder.remote(url)
+    else:
+        if url.startswith("local"):
+            # a local session talks to itself only: bind to loopback (and skip the warning Spark
+            # prints when the host name resolves to it)
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.master(url)
+        option = f"-Dlog4j2.configurationFile=file:{_log_config()}"
+        settings["spark.driver.extraJavaOptions"] = option
+        settings["spark.executor.extraJavaOptions"] = option
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # JVM missing, bad master URL, unreachable Connect server
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise UsageError(f"cannot start Spark (master {url}): {first_line}") from None
+    if not url.startswith("sc://"):
+        session.sparkContext.setLogLevel("ERROR")
+    return session
