@@ -8,6 +8,9 @@ like any other — the way implementation authors run the suite from their own t
     TestMyController = conformance_test("exec:./my-controller --stdio", release="4.1")
 
 A failure prints the shrunk interleaving (Hypothesis's program) and the finding.
+
+pytest loads this module into every session of any environment where isrcheck is installed, so
+it imports nothing of isrcheck or Hypothesis until `conformance_test` is called.
 """
 
 from __future__ import annotations
@@ -16,13 +19,6 @@ import unittest
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
-
-from isrcheck.adapters.reference.controller_target import ReferenceTarget
-from isrcheck.conformance.engine.run_context import RunContext
-from isrcheck.conformance.engine.targets import TargetSpec
-from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -39,6 +35,14 @@ def conformance_test(
     differential: bool = True,
 ) -> type[unittest.TestCase]:
     """A TestCase running the controller-level machine against `adapter` (stop at first finding)."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from isrcheck.adapters.reference.controller_target import ReferenceTarget
+    from isrcheck.conformance.engine.run_context import RunContext
+    from isrcheck.conformance.engine.targets import TargetSpec
+    from isrcheck.conformance.generator.controller_machine import ControllerMachine
+
     spec = TargetSpec(adapter, mutant)
 
     def run_machine(self: unittest.TestCase) -> None:

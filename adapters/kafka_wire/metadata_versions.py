@@ -32,11 +32,3 @@ def level_of(mv: MetadataVersion | str) -> int:
         return LEVELS[version]
     except KeyError:
         raise ValueError(f"no feature level known for metadata.version {version}") from None
-
-
-def version_at(level: int) -> MetadataVersion:
-    """The metadata.version of a feature level; ValueError for an unknown level."""
-    try:
-        return BY_LEVEL[level]
-    except KeyError:
-        raise ValueError(f"unknown metadata.version feature level {level}") from None

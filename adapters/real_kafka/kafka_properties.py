@@ -22,7 +22,6 @@ DEFAULT_TAGS = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.1", "4.0": "4.0.0", 
 """apache/kafka images exist from 3.7.0 (KIP-975); older releases need KAFKA_HOME."""
 KAFKA_ROOT = "/opt/kafka"
 CONTROLLER_PORT = 9093
-BROKER_PORT = 9092
 DATA_DIR = "/var/lib/kafka/data"
 METADATA_SEGMENT_DIR = f"{DATA_DIR}/__cluster_metadata-0"
 

@@ -8,7 +8,6 @@ Batch b uses Hypothesis seed `seed + b`, so `--seed <batch seed> --examples <bat
 from __future__ import annotations
 
 import multiprocessing
-import os
 import sys
 import time
 import uuid
@@ -20,11 +19,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis.errors import Flaky
-from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.stateful import get_state_machine_test
 from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
-from isrcheck.conformance.engine.reproducible_draws import seed_only_draws
+from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
@@ -120,10 +118,9 @@ def outcome_of(findings: list[Finding]) -> str:
 class Worker:
     """Runs the batches of one process and writes its records."""
 
-    def __init__(self, config: CampaignConfig, worker: int, progress: Callable[[int, int, int], None]) -> None:
+    def __init__(self, config: CampaignConfig, worker: int) -> None:
         self.config = config
         self.worker = worker
-        self.progress = progress
         self.spec = TargetSpec(config.adapter, config.mutant, config.timeout_s)
         entry = self.spec.mutant_entry()
         self.negative_control = None if entry is None else entry.negative_control
@@ -212,10 +209,9 @@ class Worker:
             verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False,
         ))
         seed(batch_seed)(test)
-        conjecture_engine.MAX_SHRINKING_SECONDS = config.shrink_budget_s
         stop = False
         try:
-            with seed_only_draws():
+            with seed_only_draws(), shrinking_within(config.shrink_budget_s):
                 test()
         except FindingFailure:
             assert context.held is not None
@@ -245,7 +241,7 @@ def worker_main(config: CampaignConfig, worker: int, batches: list[tuple[int, in
         if progress_queue is not None:
             progress_queue.put((worker, runs, steps, findings))
 
-    instance = Worker(config, worker, progress)
+    instance = Worker(config, worker)
     deadline = None if config.budget_s is None else time.monotonic() + config.budget_s
     try:
         for batch, examples in batches:
@@ -323,7 +319,3 @@ class _Direct:
 
     def put(self, item: tuple[int, int, int, int]) -> None:
         self.report(item[1], item[2], item[3])
-
-
-def default_workers() -> int:
-    return max(1, (os.cpu_count() or 1))

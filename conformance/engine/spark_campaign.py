@@ -60,7 +60,7 @@ def run_task(config: CampaignConfig, task: int, tasks: int, deadline: float | No
     """Runs on an executor: one task's batches with the ordinary engine."""
     host = socket.gethostname()
     try:
-        worker = Worker(config, task, lambda runs, steps, findings: None)
+        worker = Worker(config, task)
     except Exception as error:
         return TaskReport(task, host, error=f"{type(error).__name__}: {error}")
     if worker.writer.file is not None:

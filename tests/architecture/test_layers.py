@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MAPPED = ("adapters", "conformance", "reference_impl", "reports")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("isrcheck.errors", "isrcheck.operations", "isrcheck.records", "isrcheck.spark_session",
-     "isrcheck.hypothesis_internals", "isrcheck.version"),
+    ("isrcheck.errors", "isrcheck.operations", "isrcheck.records", "isrcheck.spark_session"),
     ("isrcheck.reference_impl",),
     ("isrcheck.adapters", "isrcheck.conformance.generator", "isrcheck.conformance.properties"),
     ("isrcheck.conformance.scenario",),

@@ -159,7 +159,7 @@ def test_the_differential_compares_only_the_fields_a_target_observes() -> None:
 def test_a_seed_draws_the_same_runs_whatever_else_is_imported() -> None:
     """Hypothesis also draws literals from the local modules imported so far; a campaign must
     not depend on that, or a replay command printed by one process would not reproduce in
-    another (conformance/engine/reproducible_draws.py)."""
+    another (conformance/engine/hypothesis_internals.py)."""
     program = ("import sys, json, importlib\n"
                "[importlib.import_module(m) for m in sys.argv[1:]]\n"
                "from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign\n"

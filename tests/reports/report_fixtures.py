@@ -107,7 +107,8 @@ def valid_records() -> list[Record]:
         make_record(14, outcome="error", findings=[finding("error", "deliver", message="KeyError: 'p'")]),
         make_record(15, outcome="skipped", steps=0, duration_s=0, skip_reason="needs >=3.5", release="3.3"),
     ]
-    records += [make_record(n, target="reference+N1", mutant="N1", negative_control=True, release="4.0") for n in (16, 17, 18)]
+    n1 = {"target": "reference+N1", "mutant": "N1", "negative_control": True}
+    records += [make_record(n, **n1, release="4.0") for n in (16, 17, 18)]
     records += [
         make_record(19, target="reference+N1", mutant="N1", negative_control=True, release="4.0", outcome="error",
                     findings=[finding("error", "deliver", message="KeyError: 'p'")]),

@@ -113,7 +113,8 @@ def test_negative_controls_pass_when_not_flagged_and_fail_when_flagged(tmp_path:
     records = [
         failing(1, [finding(*ELIG, step=4)], counterexample(4), target="reference+B02", mutant="B02"),
         make_record(2, target="reference+B01", mutant="B01"),
-        failing(3, [finding(*ELIG, step=2)], counterexample(2), target="reference+N1", mutant="N1", negative_control=True),
+        failing(3, [finding(*ELIG, step=2)], counterexample(2), target="reference+N1", mutant="N1",
+                negative_control=True),
         make_record(4, target="reference+N3", mutant="N3", level="cluster", negative_control=True),
     ]
     path = tmp_path / "runs.jsonl"

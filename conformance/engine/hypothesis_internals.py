@@ -1,4 +1,8 @@
-"""Hypothesis draws that depend on the seed alone, not on which modules happen to be imported.
+"""The one module that reaches into Hypothesis internals (tested with hypothesis 6.131–6.155;
+pyproject.toml pins below the next minor series): draws that depend on the seed alone, and a
+shrinking time limit that is restored afterwards.
+
+Hypothesis draws that depend on the seed alone, not on which modules happen to be imported:
 
 Hypothesis (6.131 and later) draws about one value in twenty from the literals of the *local*
 modules loaded so far. The same `--seed` then generated different interleavings in a test
@@ -22,9 +26,10 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.internal.conjecture import providers
 
-ENGINE_PACKAGES = ("reference_impl", "isrcheck.conformance.generator", "isrcheck.conformance.properties")
+ENGINE_PACKAGES = ("isrcheck.reference_impl", "isrcheck.conformance.generator", "isrcheck.conformance.properties")
 
 
 def engine_modules() -> list[str]:
@@ -61,3 +66,16 @@ def seed_only_draws() -> Iterator[None]:
     finally:
         providers._get_local_constants = local_constants
         cache.cache.clear()
+
+
+@contextmanager
+def shrinking_within(seconds: float) -> Iterator[None]:
+    """Hypothesis stops shrinking after `seconds` (its module-level MAX_SHRINKING_SECONDS, which
+    no setting exposes); the previous limit is restored afterwards, so nothing else in the
+    process (a user's own Hypothesis tests beside the pytest plugin) inherits ours."""
+    before = conjecture_engine.MAX_SHRINKING_SECONDS
+    conjecture_engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        conjecture_engine.MAX_SHRINKING_SECONDS = before
