@@ -1,5 +1,5 @@
 """A broker's metadata cache: the controller's metadata log replayed up to an offset
-(`KRaftMetadataCache`; leader.md §5.4, §10). Metadata lag is just a smaller offset.
+(`KRaftMetadataCache`; leader.md §5 condition 4, §10). Metadata lag is just a smaller offset.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class PartitionView:
     elr: tuple[int, ...] = ()
     leader_recovery_state: str = "RECOVERED"
     min_isr: int = 1
-    """min(min.insync.replicas of the topic, replication factor) (leader.md §7.1, §8)."""
+    """min(min.insync.replicas of the topic, replication factor) (leader.md §7 step 1, §8)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,7 +197,7 @@ EQUIVALENT: dict[str, EquivalentMutant] = {
             _cluster("D2", "leader commits the proposed ISR instead of the controller's",
                      "bugs.md appendix 2", ("P-HWV",), *_leader(km.CommitsProposedIsr())),
             "The only KRaft answer whose ISR differs from the proposal is a reassignment completion, which also "
-            "bumps the leader epoch, so leader.md §9.2's leader-epoch check ignores it before the ISR is read.",
+            "bumps the leader epoch, so leader.md §9 step 2's leader-epoch check ignores it before the ISR is read.",
         ),
         EquivalentMutant(
             _cluster("D3", "success committed whatever its leader epoch",

@@ -49,12 +49,6 @@ MUTANT_ID = re.compile(r"(?:\b(?:Mutant|_cluster)\(\s*|\b(?:mutant_)?id\s*=\s*)[
 # Citations in code whose section does not exist in the documentation (`leader.md` has no numbered
 # subsections; the intended targets are probably list items of §5, §9 and §7). They are kept here so
 # the test stays green until the code is corrected; once a citation is fixed, remove its entry.
-KNOWN_BROKEN: frozenset[tuple[str, str, str]] = frozenset({
-    # (file, cited document, cited section)
-    ("reference_impl/metadata_cache.py", "leader", "5.4"),
-    ("reference_impl/mutants/__init__.py", "leader", "9.2"),
-    ("reference_impl/observation.py", "leader", "7.1"),
-})
 
 
 @dataclass(frozen=True)
@@ -166,16 +160,8 @@ def test_repository_has_citations() -> None:
 
 def test_every_citation_resolves() -> None:
     broken = unresolved(repository_citations())
-    unexpected = [c for c in broken if c.key not in KNOWN_BROKEN]
-    assert not unexpected, "citations with no matching file or heading in docs/protocol:\n" + "\n".join(
-        map(str, unexpected))
-
-
-def test_known_broken_citations_are_still_broken() -> None:
-    """Each KNOWN_BROKEN entry must still exist: remove an entry once the code cites a real section."""
-    broken = {c.key for c in unresolved(repository_citations())}
-    fixed = sorted(KNOWN_BROKEN - broken)
-    assert not fixed, f"these citations resolve now (or are gone); remove them from KNOWN_BROKEN: {fixed}"
+    assert not broken, "citations with no matching file or heading in docs/protocol:\n" + "\n".join(
+        map(str, broken))
 
 
 def catalogue_ids() -> set[str]:
