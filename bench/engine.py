@@ -1,0 +1,69 @@
+"""Engine speed against its anchor: steps per second of an isrcheck campaign (reference against
+itself) beside a bare Hypothesis `RuleBasedStateMachine` with the same rules doing nothing, run
+the same way (same settings, same number of examples and steps), in one process, one after the
+other. The ratio is what isrcheck's own work costs on top of Hypothesis (issue target: ≥ 0.5).
+
+    python bench/engine.py [--examples 200] [--steps 50] [--levels controller,cluster]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.conformance.generator.cluster_machine import ACTIONS
+
+
+def bare_machine(rules: int, level: str) -> type[RuleBasedStateMachine]:
+    """`rules` rules drawing what the engine's rules draw (two small integers; at the cluster level
+    one weighted action and a 16-bit value), each doing nothing but counting itself."""
+    body: dict[str, object] = {"calls": 0}
+
+    def count(self: RuleBasedStateMachine, **_: object) -> None:
+        type(self).calls += 1  # type: ignore[attr-defined]
+
+    body["setup"] = initialize(flag=st.booleans())(count)
+    for index in range(rules):
+        if level == "cluster":
+            body[f"r{index}"] = rule(action=st.sampled_from(ACTIONS), value=st.integers(0, 2**16 - 1))(count)
+        else:
+            body[f"r{index}"] = rule(a=st.integers(0, 9), b=st.integers(0, 9))(count)
+    return type(f"Bare{rules}", (RuleBasedStateMachine,), body)
+
+
+def bare_rate(rules: int, level: str, examples: int, steps: int) -> float:
+    machine = bare_machine(rules, level)
+    test = get_state_machine_test(machine, settings=settings(
+        max_examples=examples, stateful_step_count=steps, database=None, deadline=None,
+        phases=[Phase.generate], suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+    ))
+    seed(1)(test)
+    started = time.perf_counter()
+    test()
+    return machine.calls / (time.perf_counter() - started)  # type: ignore[attr-defined]
+
+
+RULES = {"controller": 13, "cluster": 1}
+"""Rules of `ControllerMachine` and `ClusterMachine` (the cluster machine's one weighted rule)."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--levels", default="controller,cluster")
+    args = parser.parse_args()
+    print(f"{'level':<11} {'engine steps/s':>15} {'bare rules/s':>13} {'ratio':>6}")
+    for level in args.levels.split(","):
+        result = run_campaign(CampaignConfig(level=level, examples=args.examples, steps=args.steps, seed=1))
+        engine = result.steps / result.seconds
+        bare = bare_rate(RULES[level], level, args.examples, args.steps)
+        print(f"{level:<11} {engine:>15,.0f} {bare:>13,.0f} {engine / bare:>6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
