@@ -110,6 +110,7 @@ class ServeControllerProcesses:
             "--elr" if settings.eligible_leader_replicas else "--no-elr",
             "--min-insync-replicas", str(settings.min_insync_replicas),
             "--session-timeout-ms", str(self.session_timeout_ms), "--metadata-log", log_dir, "--stop-on-stdin-eof",
+            "--remove-metadata-log-at-exit",  # its parent may be killed before it can remove the directory
         ]
         if settings.unclean_leader_election_enable:
             command.append("--unclean-leader-election")

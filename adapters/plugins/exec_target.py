@@ -12,6 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
+from isrcheck.adapters import child_processes
 from isrcheck.adapters.base import Args, Result, Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.adapters.plugins.stdio_protocol import PROTOCOL, request_line
 
@@ -46,10 +47,11 @@ class ExecTarget(Target):
         try:
             self.process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, bufsize=1,
+                text=True, bufsize=1, preexec_fn=child_processes.preexec(),
             )
         except OSError as error:
             raise UsageError(f"exec: cannot start {self.command[0]!r}: {error.strerror}") from None
+        child_processes.started(self.process)
         self.lines = queue.Queue()
         assert self.process.stdout is not None and self.process.stderr is not None
         threading.Thread(target=self.pump, args=(self.process.stdout,), daemon=True).start()
@@ -65,9 +67,19 @@ class ExecTarget(Target):
             self.stderr_tail = (self.stderr_tail + line)[-STDERR_TAIL:]
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=5)
+        """Kill at once: the process hung or misbehaved."""
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait(timeout=5)
+            child_processes.ended(self.process)
+        self.process = None
+
+    def shutdown(self) -> None:
+        """After the last run: end of stdin tells the plug-in isrcheck is done (exec protocol);
+        one that ignores it is killed after a grace period rather than left running."""
+        if self.process is not None:
+            child_processes.stop(self.process)
         self.process = None
 
     def failure(self, kind: str, message: str) -> TargetFailure:
@@ -93,6 +105,8 @@ class ExecTarget(Target):
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self.failure("crash", f"{method}: the process is gone") from None
+        except ValueError:  # stdin closed under us: shut down from another thread
+            raise self.failure("crash", f"{method}: the process was stopped") from None
         try:
             line = self.lines.get(timeout=self.timeout_s)
         except queue.Empty:

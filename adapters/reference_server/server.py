@@ -14,6 +14,13 @@ Robustness rules, following what Kafka's ``SocketServer``/``RequestContext`` do:
   ``UNSUPPORTED_VERSION`` and ApiVersions' own supported range (KIP-511), connection kept;
 * an exception in the handler, or a response of the wrong class, closes only that connection.
 
+What one peer can cost is bounded (issue 15): a connection silent for ``idle_timeout_s`` between
+requests is closed (Kafka's ``connections.max.idle.ms``, 10 minutes); a request whose first byte
+has arrived must be complete within ``frame_timeout_s``; frames being read may together declare at
+most ``max_inflight_bytes`` (a peer declaring 100 MiB and sending it slowly holds that much); and
+beyond ``max_connections`` open connections a new one is closed at once (Kafka's
+``max.connections``).
+
 Every other connection carries on.  The server advertises in ApiVersions exactly the handler's
 ``supported_versions()`` table (plus ApiVersions itself) and refuses versions outside it.
 """
@@ -42,6 +49,13 @@ from isrcheck.adapters.wire.errors import UnsupportedApiError, WireError
 
 log = logging.getLogger(__name__)
 
+DEFAULT_IDLE_TIMEOUT_S = 600.0
+"""Kafka's connections.max.idle.ms default (10 minutes)."""
+DEFAULT_FRAME_TIMEOUT_S = 30.0
+"""Kafka's request.timeout.ms default: a request that has begun and is not complete by then never will be."""
+DEFAULT_MAX_CONNECTIONS = 256
+DEFAULT_MAX_INFLIGHT_BYTES = 256 << 20
+
 
 @dataclass(frozen=True, slots=True)
 class ServerStats:
@@ -51,10 +65,16 @@ class ServerStats:
     requests_answered: int
     closed_bad_input: int
     closed_handler_error: int
+    closed_timeout: int = 0
+    refused_over_limit: int = 0
 
 
 class _Close(Exception):
     """Internal: end this connection; the message says why."""
+
+
+class _Timeout(_Close):
+    """Internal: the peer was too slow (idle, or a request that does not complete)."""
 
 
 class KafkaProtocolServer:
@@ -74,12 +94,22 @@ class KafkaProtocolServer:
         *,
         max_frame_bytes: int = MAX_FRAME_BYTES,
         announce: Callable[[str], None] | None = None,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        frame_timeout_s: float = DEFAULT_FRAME_TIMEOUT_S,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES,
     ) -> None:
         self._handler = handler
         self._host = host
         self._port = port
         self._max_frame_bytes = max_frame_bytes
         self._announce = announce
+        self._idle_timeout_s = idle_timeout_s
+        self._frame_timeout_s = frame_timeout_s
+        self._max_connections = max_connections
+        self._max_inflight_bytes = max_inflight_bytes
+        self._inflight_bytes = 0
+        self._timeouts = self._refused = 0
         self._supported, self._dispatch = _validate_handler(handler)
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -107,7 +137,8 @@ class KafkaProtocolServer:
 
     def stats(self) -> ServerStats:
         """Snapshot of the connection and request counters."""
-        return ServerStats(self._accepted, self._answered, self._bad_input, self._handler_errors)
+        return ServerStats(self._accepted, self._answered, self._bad_input, self._handler_errors, self._timeouts,
+                           self._refused)
 
     def start(self, timeout_s: float = 5.0) -> tuple[str, int]:
         """Run the server on a background daemon thread; return the bound address."""
@@ -188,11 +219,21 @@ class KafkaProtocolServer:
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if len(self._connections) >= self._max_connections:
+            self._refused += 1
+            log.info("refusing a connection: %d open (the limit)", len(self._connections))
+            writer.close()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await writer.wait_closed()
+            return
         self._connections.add(task)
         self._accepted += 1
         peer = writer.get_extra_info("peername")
         try:
             await self._serve_connection(reader, writer)
+        except _Timeout as reason:
+            self._timeouts += 1
+            log.info("closing connection from %s: %s", peer, reason)
         except _Close as reason:
             self._bad_input += 1
             log.info("closing connection from %s: %s", peer, reason)
@@ -214,24 +255,39 @@ class KafkaProtocolServer:
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
-            try:
-                prefix = await reader.readexactly(4)
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial:
-                    raise _Close(f"truncated size prefix ({len(exc.partial)} bytes)") from None
+            try:  # between requests the peer may be silent for idle_timeout_s
+                first = await asyncio.wait_for(reader.readexactly(1), self._idle_timeout_s)
+            except TimeoutError:
+                raise _Timeout(f"idle for {self._idle_timeout_s:g} s") from None
+            except asyncio.IncompleteReadError:
                 return  # clean EOF between frames
+            started = asyncio.get_running_loop().time()
+            prefix = first + await self._read_within(reader, 3, started, "size prefix")
             try:
                 size = parse_frame_size(prefix, self._max_frame_bytes)
             except WireError as exc:
                 raise _Close(str(exc)) from None
+            if self._inflight_bytes + size > self._max_inflight_bytes:
+                raise _Close(f"frame of {size} bytes: frames being read would exceed {self._max_inflight_bytes} bytes")
+            self._inflight_bytes += size
             try:
-                payload = await reader.readexactly(size)
-            except asyncio.IncompleteReadError as exc:
-                raise _Close(f"truncated frame: {len(exc.partial)} of {size} bytes") from None
+                payload = await self._read_within(reader, size, started, f"frame of {size} bytes")
+            finally:
+                self._inflight_bytes -= size
             response = self._respond(payload)
             self._answered += 1  # before writing, so a client that got the answer sees the count
             writer.write(response)
             await writer.drain()
+
+    async def _read_within(self, reader: asyncio.StreamReader, size: int, started: float, what: str) -> bytes:
+        """The rest of a request that has begun: all of it within frame_timeout_s of its first byte."""
+        remaining = started + self._frame_timeout_s - asyncio.get_running_loop().time()
+        try:
+            return await asyncio.wait_for(reader.readexactly(size), max(remaining, 0.001))
+        except TimeoutError:
+            raise _Timeout(f"{what} incomplete after {self._frame_timeout_s:g} s") from None
+        except asyncio.IncompleteReadError as exc:
+            raise _Close(f"truncated {what}: {len(exc.partial)} of {size} bytes") from None
 
     def _respond(self, payload: bytes) -> bytes:
         """Response frame for one request payload; raises _Close / _HandlerFailure to hang up."""

@@ -7,13 +7,12 @@ Batch b uses Hypothesis seed `seed + b`, so `--seed <batch seed> --examples <bat
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,9 @@ from hypothesis.stateful import get_state_machine_test
 from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
-from isrcheck.conformance.engine.run_context import FindingFailure, FinishedRun, RunContext
+from isrcheck.conformance.engine.run_context import BudgetExhausted, FindingFailure, FinishedRun, RunContext
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
+from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
@@ -129,13 +129,38 @@ class Worker:
         if self.writer.path is not None:
             self.result.records_files.append(str(self.writer.path))
         self.counter = 0
+        self.pending: int | None = None
+        """Offset of a finding written before shrinking, to be replaced by its shrunk form."""
+        self.deadline: float | None = None
+        """time.time() after which no run starts and shrinking stops (the campaign's budget)."""
         self.make_target = self.spec.factory(config.level)
         self.unsupported = self.make_target().unsupported_operations
 
     def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
                counterexample: FinishedRun | None = None) -> None:
-        config, run = self.config, finished.run
+        """Write one run's record and count it. A finding already written before shrinking
+        (`record_found`) is replaced by its improved form, under the same run id."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            self.counter += 1
+        record = self.build_record(finished, batch_seed, batch_examples, counterexample)
+        if pending is None:
+            self.writer.write(record)
+        else:
+            self.writer.replace_from(pending, record)
+        self.count(record, finished.run.findings)
+
+    def record_found(self, finished: FinishedRun, batch_seed: int, batch_examples: int) -> None:
+        """The first finding, on disk before shrinking starts: a campaign killed while shrinking
+        keeps it (with a replay from the record); `record` replaces it when shrinking ends."""
         self.counter += 1
+        self.pending = self.writer.write(self.build_record(finished, batch_seed, batch_examples))
+        if self.pending is None:  # no records file: nothing to replace later
+            self.counter -= 1
+
+    def build_record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
+                     counterexample: FinishedRun | None = None) -> dict[str, Any]:
+        config, run = self.config, finished.run
         findings = run.findings
         shown = counterexample or (finished if findings else None)
         replay = None
@@ -169,7 +194,10 @@ class Worker:
             },
             "replay": replay,
         }
-        self.writer.write(record)
+        return record
+
+    def count(self, record: dict[str, Any], findings: list[Finding]) -> None:
+        replay = record["replay"]
         self.result.runs += 1
         self.result.outcomes[record["outcome"]] += 1
         for finding in findings:
@@ -199,7 +227,8 @@ class Worker:
             make_target=self.make_target, release=config.release, config=CLUSTER_CONFIG if cluster else {},
             on_run=lambda finished: self.record(finished, batch_seed, examples),
             stop_at_first=config.stop_at_first, differential=config.differential and not cluster,
-            unsupported=self.unsupported, level=config.level,
+            unsupported=self.unsupported, level=config.level, deadline=self.deadline,
+            on_found=lambda finished: self.record_found(finished, batch_seed, examples),
         )
         base = ClusterMachine if cluster else ControllerMachine
         machine = type(f"{base.__name__}Campaign", (base,), {"context": context})
@@ -217,6 +246,10 @@ class Worker:
             assert context.held is not None
             self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
             stop = True
+        except BudgetExhausted:
+            if context.held is not None:  # out of time while shrinking: the best counterexample so far
+                self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
+            stop = True
         except Flaky as error:
             held = context.held
             if held is not None:
@@ -225,6 +258,8 @@ class Worker:
             self.result.examples.setdefault("flaky", {"message": str(error)[:500]})
             stop = True
         except Exception as error:  # an isrcheck bug: recorded, never an aborted campaign
+            if context.held is not None:  # the finding written before shrinking stays, counted
+                self.record(context.held, batch_seed, examples)
             finding = Finding(ERROR, "engine", 0, f"{type(error).__name__}: {error}")
             self.result.signatures[finding.signature] += 1
             self.result.examples.setdefault(finding.signature, {"message": finding.message})
@@ -236,18 +271,22 @@ class Worker:
 
 
 def worker_main(config: CampaignConfig, worker: int, batches: list[tuple[int, int]],
-                stop_event: Any, progress_queue: Any) -> CampaignResult:
+                stop_event: Any, progress_queue: Any, deadline: float | None = None) -> CampaignResult:
+    """Run `batches` in this process. `deadline` (time.time()) is the campaign's budget, counted
+    from when the campaign started, not this worker; it is checked before every run and step."""
     def progress(runs: int, steps: int, findings: int) -> None:
         if progress_queue is not None:
             progress_queue.put((worker, runs, steps, findings))
 
     instance = Worker(config, worker)
-    deadline = None if config.budget_s is None else time.monotonic() + config.budget_s
+    if deadline is None and config.budget_s is not None:
+        deadline = time.time() + config.budget_s
+    instance.deadline = deadline
     try:
         for batch, examples in batches:
             if stop_event is not None and stop_event.is_set():
                 break
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and time.time() >= deadline:
                 break
             stop = instance.run_batch(batch, examples)
             progress(instance.result.runs, instance.result.steps, sum(instance.result.signatures.values()))
@@ -275,36 +314,24 @@ def plan_batches(config: CampaignConfig) -> list[tuple[int, int]]:
 def run_campaign(config: CampaignConfig, on_progress: Callable[[int, int, int, float], None] | None = None
                  ) -> CampaignResult:
     started = time.monotonic()
+    deadline = None if config.budget_s is None else time.time() + config.budget_s
     plan = plan_batches(config)
     workers = max(1, config.workers)
     total = CampaignResult()
-    if workers == 1:
-        def report(runs: int, steps: int, findings: int) -> None:
-            if on_progress is not None:
-                on_progress(runs, steps, findings, time.monotonic() - started)
 
-        instance_result = worker_main(config, 0, plan, None, _Direct(report))
-        total.merge(instance_result)
+    def report(runs: int, steps: int, findings: int) -> None:
+        if on_progress is not None:
+            on_progress(runs, steps, findings, time.monotonic() - started)
+
+    if workers == 1:
+        total.merge(worker_main(config, 0, plan, None, _Direct(report), deadline=deadline))
     else:
-        context = multiprocessing.get_context("spawn")
-        manager = context.Manager()
-        stop_event, queue = manager.Event(), manager.Queue()
         shares = [plan[w::workers] for w in range(workers)]
-        with context.Pool(workers) as pool:
-            pending = [pool.apply_async(worker_main, (replace(config), w, shares[w], stop_event, queue))
-                       for w in range(workers)]
-            latest: dict[int, tuple[int, int, int]] = {}
-            while not all(p.ready() for p in pending):
-                while not queue.empty():
-                    w, runs, steps, findings = queue.get()
-                    latest[w] = (runs, steps, findings)
-                if on_progress is not None and latest:
-                    sums = [sum(v[i] for v in latest.values()) for i in range(3)]
-                    on_progress(sums[0], sums[1], sums[2], time.monotonic() - started)
-                time.sleep(0.2)
-            for p in pending:
-                total.merge(p.get())
-        manager.shutdown()
+        results, lost = run_workers(config, shares, deadline, report, config.stop_at_first)
+        for result in results:
+            total.merge(result)
+        for line in lost:
+            print(f"isrcheck: {line}", file=sys.stderr)
     total.seconds = time.monotonic() - started
     if total.found_at is not None:
         total.seconds_to_first_finding = total.found_at - started

@@ -2,8 +2,13 @@
 fresh reference and target, written as one record when it ends (docs/records.md).
 
 In stop-at-first mode the first finding fails the example so Hypothesis shrinks it; while it
-shrinks, only findings with the same signature count as failures (so it keeps the same bug),
-and no records are written until the minimal counterexample is known.
+shrinks, only findings with the same signature count as failures (so it keeps the same bug).
+The finding itself is handed to `on_found` as soon as its run ends, before shrinking starts, so
+that a campaign killed while shrinking still has it on disk; shrinking only improves it.
+
+A wall-clock `deadline` (the campaign's `--budget`) is checked before every run and every step:
+past it, `BudgetExhausted` ends the batch at once, wherever Hypothesis is (generating or
+shrinking), and the run in progress is dropped rather than recorded half-done.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from isrcheck.conformance.engine.pair import PairRun
 
 from isrcheck.operations.findings import Finding
 from isrcheck.operations.step import Step
+
+
+class BudgetExhausted(BaseException):
+    """The campaign's deadline passed. A BaseException, like KeyboardInterrupt, because Hypothesis
+    must not take it for a failure of the example and start shrinking it: it propagates at once."""
 
 
 class FindingFailure(AssertionError):
@@ -56,12 +66,23 @@ class RunContext:
     found_at: float | None = None
     """time.monotonic() when the first finding's run ended, before shrinking began."""
     steps_executed: int = 0
+    deadline: float | None = None
+    """time.time() after which no run or step starts (None: no budget)."""
+    on_found: Callable[[FinishedRun], None] | None = None
+    """Called with the first finding's run before shrinking starts (to put it on disk)."""
+    out_of_time: bool = False
     _started: dict[int, float] = field(default_factory=dict)
 
     def supports(self, op: str) -> bool:
         return op not in self.unsupported
 
+    def check_deadline(self) -> None:
+        if self.deadline is not None and time.time() >= self.deadline:
+            self.out_of_time = True
+            raise BudgetExhausted()
+
     def start_run(self) -> Any:
+        self.check_deadline()
         reference, target = self.make_reference(), self.make_target()
         reference.open(self.release, self.config)
         run: PairRun | ClusterPairRun
@@ -79,6 +100,7 @@ class RunContext:
     def execute(self, run: PairRun | ClusterPairRun, step: Step) -> None:
         if run.stopped:
             return
+        self.check_deadline()
         findings = run.step(step)
         if not self.shrinking:
             self.steps_executed += 1
@@ -96,12 +118,16 @@ class RunContext:
         finished = FinishedRun(run, time.time() - started, started)
         for side in (run.reference, run.target):
             side.close()
+        if self.out_of_time:
+            return  # cut short by the budget: neither a pass nor a finding
         failing = bool(run.findings) and run.findings[0].signature == self.first_signature
         if self.stop_at_first and failing:
             if not self.shrinking:
                 self.held = finished
                 self.found_at = time.monotonic()
                 self.shrinking = True
+                if self.on_found is not None:
+                    self.on_found(finished)
             self.last_failing = finished
             return
         if not self.shrinking:

@@ -63,6 +63,7 @@ def run_task(config: CampaignConfig, task: int, tasks: int, deadline: float | No
         worker = Worker(config, task)
     except Exception as error:
         return TaskReport(task, host, error=f"{type(error).__name__}: {error}")
+    worker.deadline = deadline
     if worker.writer.file is not None:
         worker.writer.file.truncate(0)  # a retried attempt replaces the failed one's records
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from isrcheck.conformance.scenario.bounded_yaml import BoundedYamlError, load_bounded
 from isrcheck.reference_impl.errors import Error
 
 from isrcheck.errors import UsageError
@@ -120,15 +121,14 @@ def captures_in(value: Any) -> list[str]:
 def load_file(path: Path) -> list[Scenario]:
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScenarioFormatError(f"{where}: cannot read: {error.strerror}") from None
-    try:
-        document = yaml.safe_load(text)
+        document = load_bounded(path)
+    except BoundedYamlError as error:
+        raise ScenarioFormatError(f"{where}: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ScenarioFormatError(f"{where}: not valid YAML{at}: {getattr(error, 'problem', error)}") from None
+        problem = " ".join(str(getattr(error, "problem", None) or error).split())
+        raise ScenarioFormatError(f"{where}: not valid YAML{at}: {problem}") from None
     if isinstance(document, dict) and set(document) == {"scenarios"}:
         items = document["scenarios"]
         if not isinstance(items, list) or not items:

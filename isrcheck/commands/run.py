@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -43,7 +44,9 @@ def register(subparsers: Any) -> None:
                         help="controller, cluster or all (default: the mutant's level, else controller)")
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument("--examples", type=int, help="number of runs (default 100)")
-    amount.add_argument("--budget", type=float, metavar="SECONDS", help="run until this many seconds have passed")
+    amount.add_argument("--budget", type=parse_budget, metavar="SECONDS",
+                        help="a wall-clock deadline: no run starts, and a run or shrink in progress stops, this many "
+                        "seconds after the campaign started")
     parser.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
     parser.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     parser.add_argument("--workers", default="1", help="worker processes, or 'auto' (not with --spark)")
@@ -91,6 +94,18 @@ def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
         yield lambda config, progress: run_campaign_on_spark(spark, config)
     finally:
         spark.stop()
+
+
+def parse_budget(text: str) -> float:
+    """`--budget`: a finite, positive number of seconds. `nan` compares false with every time, so a
+    nan budget never ended; negative, zero and infinite ones mean nothing as a deadline."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {text!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, not {text!r}")
+    return seconds
 
 
 def parse_workers(text: str) -> int:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import base64
 import gc
+import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -27,7 +29,12 @@ from isrcheck.adapters.base import UnsupportedConfiguration
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.reference_server.controller_handler import ReferenceControllerHandler
 from isrcheck.adapters.reference_server.served_controller import ServedController
-from isrcheck.adapters.reference_server.server import KafkaProtocolServer
+from isrcheck.adapters.reference_server.server import (
+    DEFAULT_FRAME_TIMEOUT_S,
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    KafkaProtocolServer,
+)
 from isrcheck.errors import UsageError
 from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.mutants import CATALOGUE
@@ -63,6 +70,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--stop-on-stdin-eof", action="store_true",
                         help="stop when standard input reaches end of file, e.g. because the process holding "
                         "the other end of the pipe exited or was killed")
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S, metavar="SECONDS",
+                        help="close a connection silent this long between requests (default 600, Kafka's "
+                        "connections.max.idle.ms)")
+    parser.add_argument("--frame-timeout", type=float, default=DEFAULT_FRAME_TIMEOUT_S, metavar="SECONDS",
+                        help="close a connection whose request is not complete this long after its first byte "
+                        "(default 30)")
+    parser.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                        help=f"close new connections beyond N open ones (default {DEFAULT_MAX_CONNECTIONS})")
+    parser.add_argument("--remove-metadata-log-at-exit", action="store_true",
+                        help="delete the --metadata-log directory when stopping (a parent that starts a throw-away "
+                        "controller may be killed before it can clean up after it)")
     parser.set_defaults(handler=run)
 
 
@@ -101,8 +119,14 @@ def build_server(args: argparse.Namespace) -> tuple[KafkaProtocolServer, ServedC
     handler = ReferenceControllerHandler(served, cluster_id=args.cluster_id, node_id=args.node_id,
                                          host=args.host, port=args.port)
     announce = lambda line: print(line, flush=True)  # noqa: E731 - the line wrappers wait for
+    for name, value in (("--idle-timeout", args.idle_timeout), ("--frame-timeout", args.frame_timeout)):
+        if not math.isfinite(value) or value <= 0:
+            raise UsageError(f"{name} must be a positive, finite number of seconds")
+    if args.max_connections < 1:
+        raise UsageError("--max-connections must be at least 1")
     try:
-        server = KafkaProtocolServer(handler, args.host, args.port, announce=announce)
+        server = KafkaProtocolServer(handler, args.host, args.port, announce=announce, idle_timeout_s=args.idle_timeout,
+                                     frame_timeout_s=args.frame_timeout, max_connections=args.max_connections)
     except ValueError as error:
         raise UsageError(str(error)) from None
     return server, served
@@ -132,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.stop()
         served.close()
+        if args.remove_metadata_log_at_exit and args.metadata_log is not None:
+            shutil.rmtree(args.metadata_log, ignore_errors=True)
     print("serve-controller: stopped", file=sys.stderr)
     return 0
 

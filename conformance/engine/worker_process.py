@@ -1,0 +1,211 @@
+"""Campaign worker processes: `--workers N` runs each share of the batches in a child process
+that can never outlive the campaign.
+
+A worker is a plain child (`python -m isrcheck.conformance.engine.worker_process`), not a
+multiprocessing pool: a pool brings a Manager process, a resource tracker and `/tmp/pymp-*`
+directories, none of which stop when the parent is killed (all four were seen writing records
+a minute after `kill -9` of the parent). Here the parent holds the only write end of each
+worker's stdin:
+
+* the first stdin line is the job (pickled, base64); later lines are `stop` (another worker
+  found something: end after the current batch);
+* end of file on stdin means the parent is gone (killed by any signal, SIGKILL included): the
+  worker kills the processes its target started and exits at once, losing only the run in
+  progress (every record before it is flushed);
+* its stdout carries `progress R S F`, `stopping` and finally `result <base64 pickle>`; whatever
+  else the engine prints goes to stderr.
+
+The worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
+decides) and turns SIGTERM into an orderly end: records closed, the target shut down.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+WORKER_MODULE = "isrcheck.conformance.engine.worker_process"
+EXIT_PARENT_GONE = 3
+
+
+def encode(value: Any) -> str:
+    return base64.b64encode(pickle.dumps(value)).decode("ascii")
+
+
+def decode(text: str) -> Any:
+    return pickle.loads(base64.b64decode(text))
+
+
+class _StopFlag:
+    """The worker's side of the shared stop flag: set by a `stop` line from the parent, or by
+    this worker (then the parent is told, and tells the others)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.event = threading.Event()
+        self.out = out
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def set(self) -> None:
+        self.event.set()
+        _send(self.out, "stopping")
+
+
+class _Progress:
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def put(self, item: tuple[int, int, int, int]) -> None:
+        _send(self.out, f"progress {item[1]} {item[2]} {item[3]}")
+
+
+_send_lock = threading.Lock()
+
+
+def _send(out: IO[str], line: str) -> None:
+    with _send_lock:
+        try:
+            out.write(line + "\n")
+            out.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass  # the parent is gone; the stdin watcher ends us
+
+
+def _abandon() -> None:
+    """The parent is gone: nothing may keep running on its behalf."""
+    from isrcheck.adapters import child_processes
+
+    child_processes.kill_all()
+    os._exit(EXIT_PARENT_GONE)
+
+
+def _watch_stdin(stop: _StopFlag) -> None:
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            stop.event.set()
+    _abandon()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main() -> int:
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the protocol
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminate)
+    job = sys.stdin.readline()
+    if not job:
+        return EXIT_PARENT_GONE
+    config, worker, batches, deadline = decode(job)
+    stop = _StopFlag(protocol)
+    threading.Thread(target=_watch_stdin, args=(stop,), name="parent-watch", daemon=True).start()
+    from isrcheck.conformance.engine.campaign import worker_main
+
+    result = worker_main(config, worker, batches, stop, _Progress(protocol), deadline=deadline)
+    _send(protocol, f"result {encode(result)}")
+    return 0
+
+
+@dataclass
+class WorkerProcess:
+    """The parent's handle on one worker."""
+
+    worker: int
+    process: subprocess.Popen[str]
+    result: Any = None
+    buffer: str = ""
+    done: bool = False
+
+    @classmethod
+    def start(cls, config: Any, worker: int, batches: list[tuple[int, int]], deadline: float | None) -> WorkerProcess:
+        process = subprocess.Popen(
+            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            bufsize=1,
+        )
+        assert process.stdin is not None
+        process.stdin.write(encode((config, worker, batches, deadline)) + "\n")
+        process.stdin.flush()
+        return cls(worker, process)
+
+    def tell_stop(self) -> None:
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write("stop\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
+    def end(self, grace_s: float = 5.0) -> int | None:
+        """Close its stdin (a finished worker has exited already; a running one abandons its run
+        and exits), wait `grace_s`, then kill it."""
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            code = self.process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return code
+
+
+def run_workers(config: Any, shares: list[list[tuple[int, int]]], deadline: float | None,
+                on_progress: Callable[[int, int, int], None], stop_at_first: bool) -> tuple[list[Any], list[str]]:
+    """Run one worker per share until all have answered; returns their results and a line for
+    each worker that died without one (its records up to then are on disk)."""
+    workers = [WorkerProcess.start(config, w, share, deadline) for w, share in enumerate(shares)]
+    latest: dict[int, tuple[int, int, int]] = {}
+    lost: list[str] = []
+    try:
+        while not all(w.done for w in workers):
+            streams = {w.process.stdout: w for w in workers if not w.done}
+            ready, _, _ = select.select(list(streams), [], [], 0.5)
+            for stream in ready:
+                worker = streams[stream]
+                assert stream is not None
+                chunk = os.read(stream.fileno(), 65536).decode("utf-8", errors="replace")
+                if not chunk:
+                    worker.done = True
+                    if worker.result is None:
+                        code = worker.process.wait()
+                        lost.append(f"worker {worker.worker} ended without a result (exit code {code}); "
+                                    "its records up to its last run are kept")
+                    continue
+                worker.buffer += chunk
+                *lines, worker.buffer = worker.buffer.split("\n")
+                for line in lines:
+                    kind, _, rest = line.partition(" ")
+                    if kind == "progress":
+                        runs, steps, findings = (int(x) for x in rest.split())
+                        latest[worker.worker] = (runs, steps, findings)
+                        on_progress(*(sum(v[i] for v in latest.values()) for i in range(3)))
+                    elif kind == "stopping" and stop_at_first:
+                        for other in workers:
+                            if other is not worker:
+                                other.tell_stop()
+                    elif kind == "result":
+                        worker.result = decode(rest)
+    finally:
+        for worker in workers:
+            worker.end()
+    return [w.result for w in workers if w.result is not None], lost
+
+
+if __name__ == "__main__":
+    sys.exit(main())

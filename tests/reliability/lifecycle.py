@@ -1,0 +1,98 @@
+"""Helpers for the tests that kill isrcheck: start it in a subprocess whose environment carries a
+unique mark (every descendant inherits it, reparented or not), with its own TMPDIR, and then ask
+/proc which marked processes are alive and the records directory how many records it holds."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MARK = "ISRCHECK_KILL_TEST"
+
+
+def marked(mark: str) -> dict[int, str]:
+    """Live processes (not zombies) whose environment holds the mark: pid → command line."""
+    found = {}
+    needle = f"{MARK}={mark}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            found[int(entry.name)] = command
+    return found
+
+
+def wait_for(condition: Callable[[], object], timeout_s: float, step_s: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step_s)
+    return bool(condition())
+
+
+def records(directory: Path) -> list[dict[str, object]]:
+    """Every complete, valid JSON line under `directory` (a line cut by a kill is not a record)."""
+    found = []
+    for path in sorted(directory.rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(json.JSONDecodeError):
+                found.append(json.loads(line))
+    return found
+
+
+@dataclass
+class Marked:
+    """One isrcheck invocation and everything it started."""
+
+    process: subprocess.Popen[bytes]
+    mark: str
+    tmpdir: Path
+
+    @classmethod
+    def start(cls, args: Sequence[str], tmp_path: Path) -> Marked:
+        mark = uuid.uuid4().hex
+        tmpdir = tmp_path / "tmp"
+        tmpdir.mkdir()
+        env = {**os.environ, MARK: mark, "TMPDIR": str(tmpdir),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        process = subprocess.Popen([sys.executable, "-m", "isrcheck", *args], env=env, cwd=tmp_path,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return cls(process, mark, tmpdir)
+
+    def alive(self) -> dict[int, str]:
+        return marked(self.mark)
+
+    def children_matching(self, text: str) -> list[int]:
+        return sorted(pid for pid, command in self.alive().items() if text in command and pid != self.process.pid)
+
+    def leftovers(self) -> list[str]:
+        """What it left in its TMPDIR (`pymp-*`, `isrcheck-serve-*`, ...)."""
+        return sorted(p.name for p in self.tmpdir.iterdir())
+
+    def cleanup(self) -> None:
+        """Whatever the test found, leave nothing running (by PID, marked processes only)."""
+        for pid in self.alive():
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
