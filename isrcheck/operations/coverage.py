@@ -14,9 +14,9 @@ from typing import Any
 
 PROTOCOL_OUTCOMES: dict[str, tuple[str, ...]] = {
     # controller.md §2.2 (top level) then §2.4 (per partition), in Kafka's order
-    "alter_partition": ("NONE", "NOT_CONTROLLER", "STALE_BROKER_EPOCH", "UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID",
-                        "FENCED_LEADER_EPOCH", "INVALID_REQUEST", "INVALID_UPDATE_VERSION", "INELIGIBLE_REPLICA",
-                        "OPERATION_NOT_ATTEMPTED", "NEW_LEADER_ELECTED"),
+    "alter_partition": ("NONE", "NOT_CONTROLLER", "STALE_BROKER_EPOCH", "UNKNOWN_TOPIC_OR_PARTITION",
+                        "UNKNOWN_TOPIC_ID", "FENCED_LEADER_EPOCH", "INVALID_REQUEST", "INVALID_UPDATE_VERSION",
+                        "INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED", "NEW_LEADER_ELECTED"),
     "register_broker": ("NONE", "DUPLICATE_BROKER_REGISTRATION"),  # controller.md §4.1
     "heartbeat": ("NONE", "STALE_BROKER_EPOCH"),  # §4.2
     "unregister_broker": ("NONE", "BROKER_ID_NOT_REGISTERED"),
