@@ -119,7 +119,41 @@ svg.chart .bar-false-positive { fill: var(--bad); }
 svg.chart .bar-value.passed { fill: var(--good); }
 svg.chart .bar-hist { fill: #6f93c9; }
 .stats { margin: 4px 0 0; color: var(--muted); font-size: 12.5px; }
-table.diffs td { font-family: var(--mono); font-size: 12px; word-break: break-word; }
+table.diffs td { font-family: var(--mono); font-size: 12px; overflow-wrap: anywhere; }
+header.page p.provenance { color: #e6edf6; font-size: 13.5px; margin-bottom: 2px; }
+.small { font-size: 12px; }
+h3.group { margin-top: 16px; }
+table.bugs td:nth-child(2) { min-width: 320px; }
+table.bugs td.where { font-size: 12.5px; overflow-wrap: anywhere; max-width: 280px; }
+a.bug-title { font-weight: 600; color: var(--fg); text-decoration: none; }
+a.bug-title:hover { color: var(--accent); text-decoration: underline; }
+details.sigs { margin-top: 2px; }
+details.sigs summary { font-size: 12px; font-weight: 500; }
+details.sigs ul { margin: 4px 0 0; padding-left: 18px; }
+details.sigs li { font-size: 12px; overflow-wrap: anywhere; }
+.badge.ticket { background: #f2eefb; color: #4d3a8a; border-color: #d8cdf0; font-family: var(--mono); }
+table.matrix td.held { color: var(--good); background: var(--good-soft); font-weight: 700; }
+table.matrix td.zero { color: #b9c0c9; background: #fafbfc; }
+table.legend-table td:nth-child(2) { color: var(--fg); }
+table.mutants { table-layout: auto; }
+table.mutants th, table.bugs th, table.ran th, table.legend-table th { white-space: normal; }
+@media (max-width: 1000px) { main { padding: 8px 16px 32px; } nav { gap: 12px; padding: 8px 16px; flex-wrap: wrap; }
+  table.mutants td:nth-child(2) { min-width: 180px; } table.bugs td:nth-child(2) { min-width: 220px; } }
+table.mutants td { overflow-wrap: anywhere; }
+table.mutants td:nth-child(2) { min-width: 260px; }
+table.ran td, table.coverage td { overflow-wrap: anywhere; }
+.cov-chip { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 11.5px; font-family: var(--mono);
+  border: 1px solid #bfd0ea; background: #eef3fb; color: #23467d; white-space: nowrap; }
+.cov-chip b { font-family: system-ui, "DejaVu Sans", sans-serif; font-weight: 500; color: var(--muted); }
+.cov-chip.miss { background: #fff; border: 1px dashed #c3cad3; color: #8a94a1; }
+.cov-chip.extra { background: #fff; border-color: #4d7fc4; }
+table.diffs { margin-top: 8px; table-layout: fixed; }
+table.diffs th:nth-child(1) { width: 52px; } table.diffs th:nth-child(2) { width: 130px; }
+table.diffs th:nth-child(5) { width: 24%; }
+table.diffs tr.allowed td { color: #8a94a1; background: #f7f8fa; }
+table.diffs td.allowed-why { font-family: inherit; font-size: 12px; }
+table.diffs td.divergent-why { color: var(--bad); font-family: inherit; font-weight: 600; }
+svg.sequence .allowed .result, svg.sequence .expected .result { fill: #9aa3ae; font-style: italic; }
 footer { color: var(--muted); font-size: 12px; padding: 16px 32px 28px; border-top: 1px solid var(--line); }
 @media print { nav { display: none; } .signature { break-inside: avoid; } }
 """
@@ -179,6 +213,15 @@ JS = """
       }
     });
   });
+  // read by the browser test: sections whose content is wider than their box (a table or diagram
+  // that pushes past the page instead of fitting or scrolling in its own box), and whether the page
+  // itself scrolls sideways
+  var overflowing = [];
+  Array.prototype.forEach.call(document.querySelectorAll("main > section"), function (section) {
+    if (section.scrollWidth > section.clientWidth + 1) { overflowing.push(section.id); }
+  });
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) { overflowing.push("page"); }
+  document.documentElement.setAttribute("data-overflow", overflowing.join(" ") || "none");
   // read by the browser test: how many script elements the page holds once parsed (two of ours)
   document.documentElement.setAttribute("data-scripts", String(document.scripts.length));
   document.documentElement.setAttribute("data-ready", "yes");

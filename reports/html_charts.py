@@ -101,12 +101,21 @@ def _axes(left: float, top: float, plot_w: float, plot_h: float) -> list[str]:
             f'<line class="axis" x1="{left + plot_w}" y1="{top}" x2="{left + plot_w}" y2="{top + plot_h}"/>']
 
 
+def mutant_label(mutant: dict[str, Any]) -> str:
+    """`B02`, or `B02 · kafka-wire` for a mutant served by another adapter than the in-process
+    reference (the same mutant run two ways is two rows)."""
+    name, target = str(mutant.get("mutant")), str(mutant.get("target") or "")
+    if not target or target.startswith("reference"):
+        return name
+    return f"{name} · {target.split(',')[0]}"
+
+
 def mutant_chart(mutants: Sequence[dict[str, Any]]) -> str:
     """Steps to the first finding per mutant, on a log scale; undetected mutants marked as such,
     and negative controls the other way round (unflagged passes, a finding is a false positive)."""
     if not mutants:
         return '<p class="muted">No mutant runs.</p>'
-    row, left, width = 24, 90, 760
+    row, left, width = 24, 150, 760
     plot_w = width - left - 150
     detected = [m["steps_to_first_finding"] for m in mutants if m.get("steps_to_first_finding")]
     top_exp = math.ceil(math.log10(max(detected))) if detected else 1
@@ -120,7 +129,7 @@ def mutant_chart(mutants: Sequence[dict[str, Any]]) -> str:
                      f'<text class="tick" x="{x:.1f}" y="{height - 10}">{10 ** exp:,}</text>')
     for index, mutant in enumerate(mutants):
         y = index * row + 4
-        name = escape(str(mutant["mutant"]))
+        name = escape(mutant_label(mutant))
         parts.append(f'<text class="bar-label" x="{left - 8}" y="{y + 13}" text-anchor="end">{name}</text>')
         steps = mutant.get("steps_to_first_finding")
         result = verdict(mutant)

@@ -15,11 +15,17 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-LANE = 150  # px between lifelines
+from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED, differences
+
+LANE = 150  # px between lifelines at most
+MIN_LANE = 100  # px between lifelines at least: narrower, the arrows' labels would be unreadable
+FIT_WIDTH = 1100  # px a diagram aims at: the report's content box at 1400 px, with its margins
+SIDE = 150  # px right of the last lane for a self-loop's text
 ROW = 46  # px per step
 TOP = 56  # px above the first step: actor boxes
 LEFT = 44  # px for step numbers
 MAX_STEPS = 300  # longer counterexamples are cut (shrunk ones are far shorter)
+TIMEOUT_CODES = frozenset({"REQUEST_TIMED_OUT"})
 
 _ACTOR_RANK = {"admin": 0, "controller": 1, "network": 4, "clock": 5}
 _BROKER = re.compile(r"broker\s*(\d+)$")
@@ -66,7 +72,31 @@ def short_result(result: Any, limit: int = 34) -> str:
 
 
 def differs(step: dict[str, Any]) -> bool:
-    return step.get("reference") != step.get("target")
+    """Reference and target answered differently in a field the protocol fixes (a divergence).
+    Fields it leaves to the implementation (`IMPLEMENTATION_DEFINED`) never count."""
+    return bool(differences(step.get("reference"), step.get("target")).divergent)
+
+
+def allowed_only(step: dict[str, Any]) -> tuple[str, ...]:
+    """The implementation-defined fields in which the two answers differ, when those are all
+    they differ in (drawn grey, with the reason, never as a divergence)."""
+    found = differences(step.get("reference"), step.get("target"))
+    return () if found.divergent else found.allowed
+
+
+def expected_timeout(step: dict[str, Any]) -> bool:
+    """Both sides answered with a timeout: the step ended before an answer came (a cluster-level
+    registration before the scheduler delivered it), which both implementations agree on."""
+    reference = step.get("reference")
+    return (isinstance(reference, dict) and reference.get("error") in TIMEOUT_CODES
+            and not differs(step))
+
+
+def lane_width(actors: int) -> int:
+    """Lanes share `FIT_WIDTH`, between `MIN_LANE` and `LANE` each: a cluster diagram with nine
+    actors fits the page instead of pushing its network and clock lanes off-screen."""
+    room = (FIT_WIDTH - LEFT - SIDE) // max(actors, 1)
+    return max(MIN_LANE, min(LANE, room))
 
 
 def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
@@ -75,12 +105,15 @@ def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
     steps = [s for s in counterexample.get("steps") or [] if isinstance(s, dict)][:MAX_STEPS]
     diverging = counterexample.get("diverging_step")
     actors = actor_order(steps)
-    x_of = {actor: LEFT + LANE // 2 + i * LANE for i, actor in enumerate(actors)}
-    width = LEFT + LANE * max(len(actors), 1) + 170  # room right of the last lane for self-loop text
+    lane = lane_width(len(actors))
+    x_of = {actor: LEFT + lane // 2 + i * lane for i, actor in enumerate(actors)}
+    width = LEFT + lane * max(len(actors), 1) + SIDE
     height = TOP + ROW * len(steps) + 24
     parts = [
+        # the width is a maximum: CSS scales the drawing down to its box (viewBox keeps proportions)
         f'<svg class="sequence" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">',
+        f'style="max-width:100%;height:auto" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(label)}">',
         "<defs>",
         *(f'<marker id="{uid}-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
           f'markerHeight="7" orient="auto"><path class="head-{name}" d="M0,0 L10,5 L0,10 z"/></marker>'
@@ -93,8 +126,9 @@ def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
             parts.append(f'<rect class="diverging-row" x="0" y="{y}" width="{width}" height="{ROW}"/>')
     for actor, x in x_of.items():
         parts.append(f'<line class="lifeline" x1="{x}" y1="34" x2="{x}" y2="{height - 8}"/>')
-        parts.append(f'<rect class="actor" x="{x - 62}" y="6" width="124" height="26" rx="5"/>'
-                     f'<text class="actor-name" x="{x}" y="24">{escape(compact(actor, 18))}</text>')
+        box = lane - 12
+        parts.append(f'<rect class="actor" x="{x - box // 2}" y="6" width="{box}" height="26" rx="5"/>'
+                     f'<text class="actor-name" x="{x}" y="24">{escape(compact(actor, box // 7))}</text>')
     for index, step in enumerate(steps):
         parts.append(_step_svg(step, TOP + index * ROW, x_of, step.get("index") == diverging, uid))
     parts.append("</svg>")
@@ -105,16 +139,26 @@ def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: b
     src, dst = x_of[_actor(step, "src")], x_of[_actor(step, "dst")]
     y = top + ROW // 2 + 4
     number = step.get("index", "")
-    classes = "step" + (" diverging" if diverging else "") + (" differs" if differs(step) else "")
+    allowed = allowed_only(step)
+    timeout = expected_timeout(step)
+    classes = ("step" + (" diverging" if diverging else "") + (" differs" if differs(step) else "")
+               + (" allowed" if allowed else "") + (" expected" if timeout else ""))
     op = str(step.get("op", "?"))
     args = step.get("args")
     call = op + (" " + compact(args, 200) if args not in (None, {}, []) else "")
+    why = ""
     if differs(step):
         result = f"ref {short_result(step.get('reference'), 24)} ≠ target {short_result(step.get('target'), 24)}"
+    elif allowed:
+        result = f"→ {short_result(_without(step.get('reference'), allowed))} · {', '.join(allowed)} may differ"
+        why = "\nallowed difference: " + "; ".join(IMPLEMENTATION_DEFINED[name] for name in allowed)
+    elif timeout:
+        result = "→ no answer within the step (REQUEST_TIMED_OUT on both sides)"
+        why = "\nexpected: the step ended before the answer was delivered; both implementations agree"
     else:
         result = "→ " + short_result(step.get("reference"))
     tooltip = f"{number}. {call}\nreference: {compact(step.get('reference'), 400)}\n" \
-              f"target: {compact(step.get('target'), 400)}"
+              f"target: {compact(step.get('target'), 400)}{why}"
     marker = f'marker-end="url(#{uid}-{"hot" if diverging or differs(step) else "plain"})"'
     out = [f'<g class="{classes}" data-step="{escape(str(number))}"><title>{escape(tooltip)}</title>',
            f'<text class="step-number" x="{LEFT - 8}" y="{y + 4}">{escape(str(number))}</text>']
@@ -134,6 +178,12 @@ def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: b
     return "".join(out)
 
 
+def _without(result: Any, fields: tuple[str, ...]) -> Any:
+    return {k: v for k, v in result.items() if k not in fields} if isinstance(result, dict) else result
+
+
 def differing_steps(counterexample: dict[str, Any]) -> list[dict[str, Any]]:
-    """Steps whose reference and target results differ, for the table under the diagram."""
-    return [s for s in counterexample.get("steps") or [] if isinstance(s, dict) and differs(s)]
+    """Steps whose reference and target results differ at all (divergences, and differences the
+    protocol allows, which the table shows in grey), for the table under the diagram."""
+    return [s for s in counterexample.get("steps") or []
+            if isinstance(s, dict) and (differs(s) or allowed_only(s))]

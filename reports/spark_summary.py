@@ -19,6 +19,7 @@ Tables written under the output directory:
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -26,10 +27,14 @@ from typing import Any
 
 from isrcheck.reports import summary_layout as layout
 from isrcheck.reports.plain_summary import (
+    bug_entry,
     corrupt_section,
     finish_timeline,
     mutant_entry,
+    properties_section,
+    ran_entry,
     shortest_entry,
+    sort_ran,
 )
 from isrcheck.reports.spark_ingest import RUN_COLUMNS, corrupt_lines, parse_records, read_lines
 from isrcheck.reports.summary_file import now_utc
@@ -63,7 +68,7 @@ def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str
     stats = _run_stats(runs)
     signatures = _signatures(spark.read.parquet(str(out / "signatures")))
     mutants = _mutants(runs, findings)
-    totals = _totals(groups, stats, corrupt["lines"], len(signatures), len(mutants))
+    totals = _totals(groups, stats, corrupt["lines"], len(signatures), len({m["mutant"] for m in mutants}))
     outcomes: dict[str, int] = {}
     for group in groups:
         outcomes[group["outcome"]] = outcomes.get(group["outcome"], 0) + group["runs"]
@@ -77,25 +82,41 @@ def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str
         "outcomes": {name: outcomes[name] for name in layout.outcome_order(outcomes)},
         "targets": sorted({group["target"] for group in groups}),
         "releases": layout.sorted_releases(group["release"] for group in groups),
-        "matrix": _matrix(groups, spark.read.parquet(str(out / "matrix")).collect()),
+        "matrix": _matrix(groups, spark.read.parquet(str(out / "matrix")).collect(), _checked(runs)),
         "signatures": signatures,
         "distributions": _distributions(stats),
         "timeline": _timeline(runs, findings, totals["runs"]),
         "mutants": mutants,
+        "bugs": _bugs(findings),
+        "ran": _ran(runs),
+        "properties": _properties(runs, findings),
+        "coverage": _coverage(runs),
     }
 
 
 def _findings(runs: DataFrame) -> DataFrame:
     """One row per finding, with what the aggregates group it by."""
     exploded = runs.select(
-        "_row", "run_id", "started_at", "target", "release", "mutant", "counterexample_length",
-        "record_json", F.posexplode("findings").alias("position", "f"))
+        "_row", "run_id", "started_at", "target", "release", "mutant", "adapter", "level", "counterexample_length",
+        "record_json", "mutant_title", "mutant_ticket", "negative_control",
+        F.col("findings")[0]["operation"].alias("first_operation"), F.posexplode("findings").alias("position", "f"))
     column = _matrix_column(F.col("f.kind"), F.col("f.property"))
+    bug = _bug_key(F.col("f.kind"), F.col("mutant"), F.col("adapter"), F.col("level"), F.col("f.operation"),
+                   F.col("first_operation"))
     return exploded.select(
         "_row", "run_id", "started_at", "target", "release", "mutant", "position",
         "f.kind", "f.signature", "f.operation", "f.property", "f.field", "f.codes", "f.step",
-        "f.message", F.col("f.evidence").alias("evidence_json"), column.alias("column"),
-        "counterexample_length", "record_json")
+        "f.message", F.col("f.evidence").alias("evidence_json"), column.alias("column"), bug.alias("bug"),
+        "mutant_title", "mutant_ticket", "negative_control", "counterexample_length", "record_json")
+
+
+def _bug_key(kind: Column, mutant: Column, adapter: Column, level: Column, operation: Column,
+             first_operation: Column) -> Column:
+    """`summary_layout.bug_key` as a column."""
+    return (F.when(kind == "error", F.concat(F.lit("error:"), operation))
+            .when(mutant.isNotNull(), F.concat(F.lit("mutant:"), mutant))
+            .when(kind.isin("timeout", "crash"), F.concat_ws(":", kind, adapter, operation))
+            .otherwise(F.concat_ws(":", F.lit("new"), adapter, level, first_operation)))
 
 
 def _matrix_column(kind: Column, prop: Column) -> Column:
@@ -166,16 +187,25 @@ def _matrix_table(findings: DataFrame) -> DataFrame:
             .groupBy("target", "release", "column").agg(F.count(F.lit(1)).alias("runs")))
 
 
-def _matrix(groups: list[Row], cells: list[Row]) -> dict[str, Any]:
+def _checked(runs: DataFrame) -> list[Row]:
+    """Runs that checked each property, per target × release (a run lists a property once)."""
+    return (runs.select("_row", "target", "release", F.explode("properties").alias("property")).distinct()
+            .groupBy("target", "release", "property").agg(F.count(F.lit(1)).alias("runs")).collect())
+
+
+def _matrix(groups: list[Row], cells: list[Row], checked: list[Row]) -> dict[str, Any]:
     per_pair: dict[tuple[str, str], list[int]] = {}
     for group in groups:
         counts = per_pair.setdefault((group["target"], group["release"]), [0, 0])
         counts[0] += group["runs"]
         counts[1] += group["runs_with_findings"]
-    columns = layout.column_order(row["column"] for row in cells)
+    columns = layout.column_order([*(row["column"] for row in cells), *(row["property"] for row in checked)])
     by_pair: dict[tuple[str, str], dict[str, int]] = {}
     for row in cells:
         by_pair.setdefault((row["target"], row["release"]), {})[row["column"]] = row["runs"]
+    checked_by_pair: dict[tuple[str, str], dict[str, int]] = {}
+    for row in checked:
+        checked_by_pair.setdefault((row["target"], row["release"]), {})[row["property"]] = row["runs"]
     rows = []
     for target, release in sorted(per_pair, key=lambda pair: (pair[0], layout.release_key(pair[1]))):
         present = by_pair.get((target, release), {})
@@ -185,6 +215,8 @@ def _matrix(groups: list[Row], cells: list[Row]) -> dict[str, Any]:
             "runs": per_pair[target, release][0],
             "runs_with_findings": per_pair[target, release][1],
             "cells": {c: present[c] for c in columns if present.get(c)},
+            "checked": {c: checked_by_pair[target, release][c] for c in columns
+                        if checked_by_pair.get((target, release), {}).get(c)},
         })
     return {"columns": columns, "rows": rows}
 
@@ -291,30 +323,96 @@ def _timeline(runs: DataFrame, findings: DataFrame, total: int) -> dict[str, Any
 def _mutants(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
     detecting = F.filter("findings", lambda f: f["kind"] != layout.NOT_DETECTING)
     first_step = F.array_min(F.transform(detecting, lambda f: f["step"]))
-    ordered = Window.partitionBy("mutant").orderBy(*_ORDER)
+    ordered = Window.partitionBy("mutant", "target").orderBy(*_ORDER)
     before = ordered.rowsBetween(Window.unboundedPreceding, -1)
     per_run = runs.filter(F.col("mutant").isNotNull()).select(
-        "mutant", "negative_control", "started_at", "run_id", first_step.alias("first_step"),
+        "mutant", "target", "negative_control", "mutant_title", "mutant_ticket", "started_at", "run_id",
+        first_step.alias("first_step"),
         F.row_number().over(ordered).alias("ordinal"),
         F.coalesce(F.sum("steps").over(before), F.lit(0)).alias("prior_steps"))
     found = F.col("first_step").isNotNull()
     first = F.struct("ordinal", (F.col("prior_steps") + F.col("first_step")).alias("steps"), *_ORDER)
     signature_sets = findings.filter(F.col("mutant").isNotNull() & (F.col("kind") != layout.NOT_DETECTING)).groupBy(
-        "mutant").agg(F.collect_set("signature").alias("signatures"))
-    rows = per_run.groupBy("mutant").agg(
+        "mutant", "target").agg(F.collect_set("signature").alias("signatures"))
+    rows = per_run.groupBy("mutant", "target").agg(
         F.count(F.lit(1)).alias("runs"),
         F.count(F.when(found, 1)).alias("detecting"),
         F.bool_or(F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
+        F.min("mutant_title").alias("title"),
+        F.min("mutant_ticket").alias("ticket"),
         F.min_by(F.when(found, first), F.when(found, F.col("ordinal"))).alias("first"),
-    ).join(signature_sets, "mutant", "left").collect()
+    ).join(signature_sets, ["mutant", "target"], "left").collect()
     entries = []
     for row in rows:
-        entry = mutant_entry(row["mutant"], row["runs"], row["detecting"], sorted(row["signatures"] or []),
-                             bool(row["negative_control"]))
+        entry = mutant_entry(row["mutant"], row["target"], row["runs"], row["detecting"],
+                             sorted(row["signatures"] or []), bool(row["negative_control"]), row["title"],
+                             row["ticket"])
         if row["first"] is not None:
             entry.update(runs_to_first_finding=row["first"]["ordinal"],
                          steps_to_first_finding=row["first"]["steps"],
                          first_finding_at=row["first"]["started_at"],
                          first_finding_run=row["first"]["run_id"])
         entries.append(entry)
-    return sorted(entries, key=lambda e: e["mutant"])
+    return sorted(entries, key=lambda e: (e["mutant"], e["target"]))
+
+
+def _bugs(findings: DataFrame) -> list[dict[str, Any]]:
+    """Findings grouped by root cause (`summary_layout.bug_key`), two small jobs: per bug ×
+    signature, and per bug with the run holding its shortest counterexample."""
+    per_signature = findings.groupBy("bug", "signature").agg(
+        F.count(F.lit(1)).alias("findings"), F.countDistinct("_row").alias("runs")).collect()
+    has = F.col("counterexample_length").isNotNull()
+    owned = F.when(F.col("position") == 0, 0).otherwise(1)
+    shortest_key = F.when(has, F.struct(owned.alias("owned"), "counterexample_length", *_ORDER, "position"))
+    is_mutant = F.col("bug").startswith("mutant:")
+    rows = findings.groupBy("bug").agg(
+        F.count(F.lit(1)).alias("findings"),
+        F.countDistinct("_row").alias("runs"),
+        F.collect_set("target").alias("targets"),
+        F.collect_set("release").alias("releases"),
+        F.min(F.when(is_mutant, F.col("mutant"))).alias("mutant"),
+        F.min(F.when(is_mutant, F.col("mutant_title"))).alias("title"),
+        F.min(F.when(is_mutant, F.col("mutant_ticket"))).alias("ticket"),
+        F.bool_or(is_mutant & F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
+        F.min("started_at").alias("first_seen"),
+        F.max("started_at").alias("last_seen"),
+        F.min_by(F.when(has, F.struct("record_json", "signature")), shortest_key).alias("shortest"),
+    ).collect()
+    signatures: dict[str, list[tuple[str, int, int]]] = {}
+    for row in per_signature:
+        signatures.setdefault(row["bug"], []).append((row["signature"], row["findings"], row["runs"]))
+    entries = []
+    for row in rows:
+        shortest = row["shortest"]
+        entries.append(bug_entry(
+            row["bug"], row["findings"], row["runs"], set(row["targets"]), set(row["releases"]), row["mutant"],
+            row["title"], row["ticket"], bool(row["negative_control"]), row["first_seen"], row["last_seen"],
+            signatures[row["bug"]],
+            shortest_entry(json.loads(shortest["record_json"]), shortest["signature"]) if shortest else None))
+    return sorted(entries, key=lambda e: layout.bug_sort_key(e["kind"], e["findings"], e["bug"]))
+
+
+def _ran(runs: DataFrame) -> list[dict[str, Any]]:
+    rows = runs.groupBy("target", "adapter", "level", "release", "mutant").agg(
+        F.count(F.lit(1)).alias("runs"), F.countDistinct("campaign_id").alias("campaigns"),
+        F.min("seed").alias("seed_min"), F.max("seed").alias("seed_max"),
+        F.collect_set("isrcheck_version").alias("versions"), F.collect_set("commit").alias("commits"),
+    ).collect()
+    return sort_ran([ran_entry((row["target"], row["adapter"], row["level"], row["release"], row["mutant"]),
+                               row["runs"], row["campaigns"], row["seed_min"], row["seed_max"], set(row["versions"]),
+                               set(row["commits"])) for row in rows])
+
+
+def _properties(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
+    checked = (runs.select("_row", F.explode("properties").alias("property")).distinct()
+               .groupBy("property").count().collect())
+    violated = (findings.filter((F.col("kind") == "violation") & F.col("property").isNotNull())
+                .select("_row", "property").distinct().groupBy("property").count().collect())
+    return properties_section(Counter({row["property"]: row["count"] for row in checked}),
+                              Counter({row["property"]: row["count"] for row in violated}))
+
+
+def _coverage(runs: DataFrame) -> list[dict[str, Any]]:
+    rows = (runs.select("_row", F.explode("coverage").alias("point")).distinct()
+            .groupBy("point").count().collect())
+    return [{"point": row["point"], "runs": row["count"]} for row in sorted(rows, key=lambda r: r["point"])]

@@ -41,6 +41,39 @@ def matrix_column(kind: str, prop: str | None) -> str:
     return kind
 
 
+# kinds of bug rows, in the order the report lists them: unexpected findings first
+BUG_KINDS = ("new", "timeout", "crash", "mutant", "error")
+
+
+def bug_key(kind: str, mutant: str | None, adapter: str, level: str, operation: str, first_operation: str) -> str:
+    """The root cause a finding is grouped under: one row per distinct bug.
+
+    - an `error` finding is a bug in isrcheck itself, whatever ran: `error:<operation>`;
+    - a run against a mutant found that mutant's bug, whatever signature it took this time (a
+      B01 run may diverge on the error code, the ISR, the partition epoch or break P-ELIG first):
+      `mutant:<id>`;
+    - a timeout or crash of a target: `timeout:<adapter>:<operation>`;
+    - any other divergence or violation is grouped by the implementation, the level and the
+      operation of its run's *first* finding — where reference and target first parted; later
+      findings of the run are its consequences: `new:<adapter>:<level>:<operation>`.
+    """
+    if kind == "error":
+        return f"error:{operation}"
+    if mutant is not None:
+        return f"mutant:{mutant}"
+    if kind in ("timeout", "crash"):
+        return f"{kind}:{adapter}:{operation}"
+    return f"new:{adapter}:{level}:{first_operation}"
+
+
+def bug_kind(key: str) -> str:
+    return key.split(":", 1)[0]
+
+
+def bug_sort_key(kind: str, findings: int, key: str) -> tuple[int, int, str]:
+    return (BUG_KINDS.index(kind) if kind in BUG_KINDS else len(BUG_KINDS), -findings, key)
+
+
 def column_order(columns: Iterable[str]) -> list[str]:
     """Known properties in catalogue order, then unknown ones by name, then the kind columns."""
     present = set(columns)

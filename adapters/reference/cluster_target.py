@@ -180,8 +180,17 @@ class ReferenceClusterTarget(Target):
                 return {"held": len(cluster.network.matching(chosen))}
             case "events":
                 rng = random.Random(int(args.get("seed", 0)))
-                happened = sum(1 for _ in range(int(args.get("count", 1))) if cluster.step(rng))
-                return {"events": happened}
+                happened, moved = 0, []
+                for _ in range(int(args.get("count", 1))):
+                    before = dict(cluster.network.inflight)
+                    if cluster.step(rng):
+                        happened += 1
+                        moved += [_message_name(m) for i, m in before.items() if i not in cluster.network.inflight]
+                        if not set(before) - set(cluster.network.inflight):
+                            moved.append("timer")
+                # `moved` names what the scheduler did (a reader of a counterexample needs to know which
+                # messages a drawn seed delivered); informational, like a log line, not a result to compare
+                return {"events": happened, "moved": moved}
             case "tick":
                 cluster.advance(int(args["ms"]))
                 return {"now_ms": cluster.now_ms}
@@ -315,3 +324,8 @@ class ReferenceClusterTarget(Target):
                 "epochs": [epoch for epoch, _ in view.log],
             }
         raise ValueError(f"cannot observe {what!r}")
+
+
+def _message_name(message: Any) -> str:
+    """`Fetch 2→1`: a delivered message as a counterexample shows it (brokers by id)."""
+    return f"{message.kind} {message.src}→{message.dst}"

@@ -22,12 +22,14 @@ from hypothesis.stateful import get_state_machine_test
 from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
+from isrcheck.conformance.engine.provenance import current_provenance, properties_checked
 from isrcheck.conformance.engine.run_context import BudgetExhausted, FindingFailure, FinishedRun, RunContext
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
+from isrcheck.operations.coverage import coverage_points
 from isrcheck.operations.findings import ERROR, Finding
 from isrcheck.records.schema import SCHEMA_ID
 from isrcheck.records.writer import RecordWriter, utc_timestamp
@@ -122,8 +124,13 @@ class Worker:
         self.config = config
         self.worker = worker
         self.spec = TargetSpec(config.adapter, config.mutant, config.timeout_s)
-        entry = self.spec.mutant_entry()
+        self.spec.mutant_entry()  # an unknown --mutant is a usage error before anything runs
+        self.mutant = self.spec.served_mutant
+        entry = self.spec.served_mutant_entry()
         self.negative_control = None if entry is None else entry.negative_control
+        self.mutant_title = None if entry is None else entry.title
+        self.mutant_ticket = None if entry is None else entry.source
+        self.provenance = current_provenance()
         self.writer = RecordWriter(config.records_dir, config.campaign_id, worker)
         self.result = CampaignResult()
         if self.writer.path is not None:
@@ -163,6 +170,9 @@ class Worker:
         config, run = self.config, finished.run
         findings = run.findings
         shown = counterexample or (finished if findings else None)
+        # what is printed and reported beside the counterexample is what the counterexample found
+        # (a shrunk run's own finding), never the longer run's message about steps it no longer has
+        shown_findings = [] if shown is None else shown.run.findings
         replay = None
         if findings:
             if counterexample is not None:
@@ -179,8 +189,10 @@ class Worker:
             "adapter": config.adapter,
             "target": self.spec.display_name,
             "release": config.release,
-            "mutant": config.mutant,
+            "mutant": self.mutant,
             "negative_control": self.negative_control,
+            "mutant_title": self.mutant_title,
+            "mutant_ticket": self.mutant_ticket,
             "level": config.level,
             "differential": config.differential,
             "steps": len(run.trace),
@@ -191,8 +203,13 @@ class Worker:
                 "length": len(shown.run.trace),
                 "diverging_step": shown.run.findings[0].step if shown.run.findings else None,
                 "steps": [s.to_json() for s in shown.run.trace],
+                "findings": [f.to_json() for f in shown_findings],
             },
             "replay": replay,
+            "isrcheck_version": self.provenance.version,
+            "commit": self.provenance.commit,
+            "properties": properties_checked(config.level),
+            "coverage": coverage_points((s.op, s.reference) for s in run.trace),
         }
         return record
 
@@ -200,10 +217,11 @@ class Worker:
         replay = record["replay"]
         self.result.runs += 1
         self.result.outcomes[record["outcome"]] += 1
+        shown = {f["signature"]: f["message"] for f in (record["counterexample"] or {}).get("findings", [])}
         for finding in findings:
             self.result.signatures[finding.signature] += 1
             self.result.examples.setdefault(finding.signature, {
-                "message": finding.message, "replay": replay, "run_id": record["run_id"],
+                "message": shown.get(finding.signature, finding.message), "replay": replay, "run_id": record["run_id"],
                 "counterexample_length": record["counterexample"]["length"] if record["counterexample"] else None,
             })
 

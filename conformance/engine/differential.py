@@ -1,7 +1,8 @@
 """Divergences: where the target's answer or observable state differs from the reference's.
 
-Broker epochs are implementation-defined (scenario-format.md, Values), so they are never
-compared as numbers; everything else in a result or an observation is.
+Fields the protocol leaves to the implementation (broker epochs: scenario-format.md, Values) are
+never compared; the list is `isrcheck.operations.implementation_defined`, which the report reads
+too. Everything else in a result or an observation is compared.
 """
 
 from __future__ import annotations
@@ -9,16 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from isrcheck.operations.findings import DIVERGENCE, Finding, error_codes
+from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED, same_value
 from isrcheck.operations.observation import ControllerObservation
-from isrcheck.operations.vocabulary import SET_FIELDS
 
-UNCOMPARED = frozenset({"broker_epoch"})
-
-
-def same_value(field: str, reference: Any, target: Any) -> bool:
-    if field in SET_FIELDS and isinstance(reference, list) and isinstance(target, list):
-        return sorted(reference) == sorted(target)
-    return bool(reference == target)
+UNCOMPARED = frozenset(IMPLEMENTATION_DEFINED)
 
 
 def compare_results(step: int, op: str, reference: dict[str, Any], target: dict[str, Any]) -> Finding | None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from isrcheck.adapters.base import Target
-from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.adapters.catalogue.adapter_options import is_option_spec, parse_spec
+from isrcheck.adapters.catalogue.registry import MUTANT_PREFIX, make_target
 from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.reference_impl.broker_config import BrokerConfig
@@ -32,6 +33,24 @@ class TargetSpec:
     @property
     def display_name(self) -> str:
         return self.adapter + (f"+{self.mutant}" if self.mutant else "")
+
+    @property
+    def served_mutant(self) -> str | None:
+        """The mutant under test, wherever the spec names it: `--mutant`, an adapter that serves
+        one (`kafka-wire,mutant=B02` starts serve-controller children with it) or `reference+B01`.
+        Records carry it, so a wire-mutant campaign counts as that mutant's, not as a clean target."""
+        if self.mutant is not None:
+            return self.mutant
+        if self.adapter.startswith(MUTANT_PREFIX):
+            return self.adapter[len(MUTANT_PREFIX):] or None
+        if is_option_spec(self.adapter):
+            return parse_spec(self.adapter)[1].get("mutant") or None
+        return None
+
+    def served_mutant_entry(self) -> Mutant | None:
+        """The catalogue's entry for `served_mutant`; None for none or an id it does not know."""
+        served = self.served_mutant
+        return None if served is None else CATALOGUE.get(served)
 
     def mutant_entry(self) -> Mutant | None:
         if self.mutant is None:

@@ -16,6 +16,9 @@ from typing import Any
 from isrcheck.operations.findings import VIOLATION, Finding
 from isrcheck.operations.observation import ControllerObservation
 
+CONTROLLER_PROPERTIES = ("P-ELIG", "P-LEAD", "LeaderInIsr")
+"""The properties this module checks after every controller-level step."""
+
 
 def eligibility_violation(
     step: int, args: dict[str, Any], result: dict[str, Any], before: ControllerObservation

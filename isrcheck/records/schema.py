@@ -71,12 +71,6 @@ STEP = Shape((
     Field("dst", _t("string")),
 ))
 
-COUNTEREXAMPLE = Shape((
-    Field("length", _t("integer")),
-    Field("diverging_step", _t("integer", "null")),
-    Field("steps", _t("array"), items=STEP),
-))
-
 FINDING = Shape((
     Field("kind", _t("string")),
     Field("signature", _t("string")),
@@ -87,6 +81,14 @@ FINDING = Shape((
     Field("step", _t("integer")),
     Field("message", _t("string")),
     Field("evidence", _t(*TYPE_ORDER), optional=True, json_text=True),
+))
+
+COUNTEREXAMPLE = Shape((
+    Field("length", _t("integer")),
+    Field("diverging_step", _t("integer", "null")),
+    Field("steps", _t("array"), items=STEP),
+    # the findings of the shrunk interleaving itself: their messages and steps are about `steps`
+    Field("findings", _t("array"), items=FINDING, optional=True),
 ))
 
 RUN = Shape((
@@ -100,6 +102,8 @@ RUN = Shape((
     Field("release", _t("string")),
     Field("mutant", _t("string", "null")),
     Field("negative_control", _t("boolean", "null"), optional=True),
+    Field("mutant_title", _t("string", "null"), optional=True),
+    Field("mutant_ticket", _t("string", "null"), optional=True),
     Field("level", _t("string")),
     Field("differential", _t("boolean")),
     Field("steps", _t("integer")),
@@ -109,6 +113,10 @@ RUN = Shape((
     Field("findings", _t("array"), items=FINDING),
     Field("counterexample", _t("object", "null"), shape=COUNTEREXAMPLE, json_text=True),
     Field("replay", _t("string", "null")),
+    Field("isrcheck_version", _t("string", "null"), optional=True),
+    Field("commit", _t("string", "null"), optional=True),
+    Field("properties", _t("array"), items="string", optional=True),
+    Field("coverage", _t("array"), items="string", optional=True),
 ))
 
 

@@ -83,15 +83,26 @@ def failing(n: int, findings: list[Record], cx: Record | None, **overrides: Any)
 ELIG = ("violation", "alter_partition", "P-ELIG")
 
 
+CONTROLLER_PROPERTIES = ["P-ELIG", "P-LEAD", "LeaderInIsr"]
+SHRUNK_MESSAGE = "AlterPartition accepted ISR [1, 2] although broker 2 was fenced"
+
+
 def valid_records() -> list[Record]:
     """22 valid runs; see EXPECTED."""
-    b02 = {"target": "reference+B02", "mutant": "B02"}
+    b02 = {"target": "reference+B02", "mutant": "B02", "mutant_title": "controller accepts a fenced broker",
+           "mutant_ticket": "KAFKA-13916 / KIP-841", "properties": CONTROLLER_PROPERTIES,
+           "coverage": ["alter_partition:NONE", "create_topic:NONE", "fence_broker"]}
     wire = {"adapter": "kafka-wire", "target": "kafka-wire@127.0.0.1:9093"}
-    records = [make_record(n) for n in range(6)]  # 6 passes on reference 4.1
+    # 6 passes on reference 4.1, by isrcheck 0.1.0 at two commits, with coverage of their own
+    records = [make_record(n, properties=CONTROLLER_PROPERTIES, isrcheck_version="0.1.0",
+                           commit="abc123" if n < 3 else "def456",
+                           coverage=["alter_partition:NONE", "alter_partition:INELIGIBLE_REPLICA"][: 1 + n % 2])
+               for n in range(6)]
     records += [make_record(6, release="3.5", **b02)]  # B02 not yet detected
     records += [
         failing(7, [finding(*ELIG, step=5)], counterexample(6), release="3.5", **b02),
-        failing(8, [finding(*ELIG, step=2)], counterexample(3), **b02),
+        failing(8, [finding(*ELIG, step=12, message="ISR [1, 2, 3] at step 12 of the unshrunk run")],
+                {**counterexample(3), "findings": [finding(*ELIG, step=3, message=SHRUNK_MESSAGE)]}, **b02),
         failing(9, [finding(*ELIG, step=4), finding("violation", "alter_partition", "P-ACK", step=6)],
                 counterexample(3), **b02),
     ]
@@ -134,6 +145,9 @@ EXPECTED = {
     "corrupt_lines": 17,
     "targets": 5,
     "releases": 5,
+    # mutant:B02 (P-ELIG, P-ACK in runs 7-9); the wire divergence; its timeout; its crash; the two
+    # engine errors at `deliver` (one bug of isrcheck); the P-ACK violation on the XSS target
+    "bugs": 6,
 }
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from isrcheck.reports.html_charts import mutant_chart
-from isrcheck.reports.html_report import embed_json, render_report
+from isrcheck.reports.html_report import PROPERTY_HELP, embed_json, render_report
 from isrcheck.reports.html_sequence import actor_order, sequence_svg, short_result
 from isrcheck.reports.plain_summary import summarize_files
 from isrcheck.reports.records_io import find_record_files
-from report_fixtures import ELIG, EXPECTED, XSS, counterexample, failing, finding, make_record
+from report_fixtures import ELIG, EXPECTED, SHRUNK_MESSAGE, XSS, counterexample, failing, finding, make_record
 
 
 @pytest.fixture
@@ -33,21 +33,93 @@ def test_overview_numbers(page: str) -> None:
     assert "<title>fixture &lt;report&gt;</title>" in page
 
 
-def test_matrix_and_signature_table(page: str, summary: dict[str, Any]) -> None:
+def test_matrix_shows_where_properties_broke_and_where_they_held(page: str, summary: dict[str, Any]) -> None:
     assert '<table class="matrix">' in page
     assert page.count('class="cell hit"') == sum(len(r["cells"]) for r in summary["matrix"]["rows"])
-    table = page[page.index('id="signature-table"'):]
+    # checked and never broken in that row: the 6 reference passes on 4.1 check P-ELIG, P-LEAD and
+    # LeaderInIsr; the B02 rows check them too but broke P-ELIG (and P-ACK on 4.1)
+    held = page.count('class="cell held"')
+    assert held == 3 + 2 + 2
+    legend = page[page.index('class="legend-table"'):]
+    assert 'data-property="P-LEAD"' in legend and PROPERTY_HELP["P-LEAD"] in legend
+    p_lead = legend[legend.index('data-property="P-LEAD"'):]
+    assert p_lead[: p_lead.index("</tr>")].count('<span class="badge yes">held</span>') == 1
+
+
+def test_one_row_per_bug_with_its_signatures_folded_under_it(page: str) -> None:
+    assert page.count("data-bug-id=") == EXPECTED["bugs"]
+    row = page[page.index('data-bug-id="mutant:B02"'):]
+    row = row[: row.index("</tr>")]
+    assert "B02: controller accepts a fenced broker" in row and "KAFKA-13916 / KIP-841" in row
+    assert "violation:alter_partition:P-ELIG:" in row and "violation:alter_partition:P-ACK:" in row
+    assert "2 signature(s)" in row
+    # new findings are listed before planted mutants, and isrcheck's own errors apart at the end
+    assert page.index("New findings") < page.index("Planted mutants found") < page.index("isrcheck errors")
+
+
+def test_the_header_says_which_isrcheck_ran_and_with_which_seeds(page: str) -> None:
+    header = page[page.index('<header class="page">'):page.index("</header>")]
+    assert 'data-field="version">0.1.0<' in header
+    assert "abc123, def456" in header
+    assert 'data-field="seeds">1000–1021<' in header
+
+
+def test_the_message_beside_a_diagram_is_the_counterexamples_own(page: str) -> None:
+    article = page[page.index('data-for-bug="mutant:B02"'):]
+    article = article[: article.index("</article>")]
+    assert SHRUNK_MESSAGE in article and "unshrunk run" not in article
+
+
+def test_allowed_differences_are_grey_and_not_divergences() -> None:
+    steps = [
+        {"index": 1, "op": "register_broker", "args": {"broker": 1}, "src": "broker 1", "dst": "controller",
+         "reference": {"error": "NONE", "broker_epoch": 1}, "target": {"error": "NONE", "broker_epoch": 2607}},
+        {"index": 2, "op": "alter_partition", "args": {"broker": 1}, "src": "broker 1", "dst": "controller",
+         "reference": {"error": "INELIGIBLE_REPLICA"}, "target": {"error": "NONE"}},
+        {"index": 3, "op": "register_broker", "args": {"broker": 2}, "src": "broker 2", "dst": "controller",
+         "reference": {"error": "REQUEST_TIMED_OUT", "broker_epoch": -1},
+         "target": {"error": "REQUEST_TIMED_OUT", "broker_epoch": -1}},
+    ]
+    svg = sequence_svg({"length": 3, "diverging_step": 2, "steps": steps}, "test", "t")
+    assert 'class="step allowed" data-step="1"' in svg and "broker_epoch may differ" in svg
+    assert 'class="step diverging differs" data-step="2"' in svg
+    assert 'class="step expected" data-step="3"' in svg and "no answer within the step" in svg
+    assert svg.count("url(#t-hot)") == 1  # only the real divergence is drawn red
+    record = failing(1, [finding("divergence", "alter_partition", field="error", codes=("INELIGIBLE_REPLICA", "NONE"),
+                                 step=2)], {"length": 3, "diverging_step": 2, "steps": steps})
+    page = render_report(summary_of([record]))
+    table = page[page.index('<table class="diffs">'):]
     table = table[: table.index("</table>")]
-    assert table.count("<tr>") == 1 + EXPECTED["signatures"]
-    assert 'data-type="number"' in table
+    assert table.count('<tr class="allowed">') == 1 and table.count('<tr class="divergent">') == 1
+    assert "implementation-defined" in table
+
+
+def test_a_wide_cluster_diagram_fits_its_box() -> None:
+    actors = ["admin", "controller", "broker 1", "broker 2", "broker 3", "broker 4", "network", "clock", "nemesis"]
+    steps = [{"index": i + 1, "op": "tick", "args": {}, "src": actor, "dst": "controller", "reference": {},
+              "target": {}} for i, actor in enumerate(actors)]
+    svg = sequence_svg({"length": len(steps), "diverging_step": 9, "steps": steps}, "test", "t")
+    width = int(svg.split('width="', 1)[1].split('"', 1)[0])
+    assert width <= 1100 and "max-width:100%" in svg
+
+
+def summary_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+    from tempfile import TemporaryDirectory
+
+    with TemporaryDirectory() as directory:
+        path = Path(directory) / "runs.jsonl"
+        path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+        return summarize_files([path])
 
 
 def test_each_counterexample_is_a_sequence_diagram(page: str, summary: dict[str, Any]) -> None:
-    with_counterexample = [s for s in summary["signatures"] if s["shortest"]]
-    assert page.count('<svg class="sequence"') == len(with_counterexample) == 4
-    assert page.count('class="diverging-row"') == 4
-    assert page.count('<button type="button" class="copy"') == 4
-    assert page.count('class="note"') == 1  # the one shown with another finding's counterexample
+    # one per bug that has one: mutant:B02, the wire divergence and the P-ACK violation
+    with_counterexample = [b for b in summary["bugs"] if b["shortest"]]
+    assert page.count('<svg class="sequence"') == len(with_counterexample) == 3
+    assert page.count('class="diverging-row"') == 3
+    assert page.count('<button type="button" class="copy"') == 3
+    # the two whose records carry no counterexample findings say that their message may be the unshrunk run's
+    assert page.count("This record predates counterexample findings") == 2
     assert "isrcheck run --adapter kafka-wire --kafka 3.7 --seed 1010 --examples 1" in page
 
 
@@ -104,7 +176,7 @@ def mutant_rows(page: str) -> dict[str, str]:
     table = page[page.index('<table class="sortable mutants">'):]
     table = table[: table.index("</table>")]
     rows = table.split("<tr>")[2:]
-    return {row.split('<td class="mono">')[1].split("<")[0].strip(): row for row in rows}
+    return {row.split('<td class="mono" data-sort="')[1].split('"')[0]: row for row in rows}
 
 
 def test_negative_controls_pass_when_not_flagged_and_fail_when_flagged(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,17 @@ from isrcheck.reports import summary_layout as layout
 from isrcheck.reports.plain_summary import summarize_files
 from isrcheck.reports.records_io import find_record_files
 from isrcheck.reports.summary_file import load_summary, write_summary
-from report_fixtures import EXPECTED, XSS, valid_records
+from report_fixtures import (
+    ELIG,
+    EXPECTED,
+    SHRUNK_MESSAGE,
+    XSS,
+    counterexample,
+    failing,
+    finding,
+    make_record,
+    valid_records,
+)
 
 
 @pytest.fixture
@@ -54,11 +65,14 @@ def test_signatures_pick_the_shortest_counterexample_of_a_first_finding(summary:
 
 def test_matrix_counts_runs_per_property(summary: dict[str, Any]) -> None:
     matrix = summary["matrix"]
-    assert matrix["columns"] == ["P-ACK", "P-ELIG", "divergence", "timeout", "crash", "error"]
+    # P-LEAD and LeaderInIsr were checked and never broken: they have columns too
+    assert matrix["columns"] == ["P-ACK", "P-ELIG", "P-LEAD", "LeaderInIsr", "divergence", "timeout", "crash",
+                                 "error"]
     rows = {(r["target"], r["release"]): r for r in matrix["rows"]}
     assert rows["reference+B02", "4.1"]["cells"] == {"P-ACK": 1, "P-ELIG": 2}
     assert rows["reference+B02", "3.5"] == {"target": "reference+B02", "release": "3.5", "runs": 2,
-                                            "runs_with_findings": 1, "cells": {"P-ELIG": 1}}
+                                            "runs_with_findings": 1, "cells": {"P-ELIG": 1},
+                                            "checked": {"P-ELIG": 2, "LeaderInIsr": 2, "P-LEAD": 2}}
     assert rows["kafka-wire@127.0.0.1:9093", "3.7"]["cells"] == {"divergence": 1, "timeout": 1}
     assert rows["reference", "3.3"]["cells"] == {}
     assert [r["release"] for r in matrix["rows"] if r["target"] == "reference"] == ["3.3", "3.5", "4.1"]
@@ -73,6 +87,73 @@ def test_mutants_and_steps_to_first_finding(summary: dict[str, Any]) -> None:
     assert (n1["mutant"], n1["detected"], n1["steps_to_first_finding"]) == ("N1", False, None)
     # N1's records say it is a negative control (not being flagged is its pass); B02 is a bug
     assert (b02["negative_control"], n1["negative_control"]) == (False, True)
+    assert (b02["title"], b02["ticket"]) == ("controller accepts a fenced broker", "KAFKA-13916 / KIP-841")
+    assert (n1["title"], n1["ticket"]) == (None, None)
+
+
+def test_the_shown_finding_is_the_counterexamples_own(summary: dict[str, Any]) -> None:
+    """Run 8's record says what the run found at step 12 before shrinking; its counterexample is
+    three steps long and found the same signature at step 3 — that message is the one shown."""
+    elig = next(s for s in summary["signatures"] if s["signature"] == "violation:alter_partition:P-ELIG:")
+    shown = elig["shortest"]
+    assert (shown["run_id"], shown["finding"]["message"], shown["finding"]["step"]) == ("c1-0008", SHRUNK_MESSAGE, 3)
+    assert shown["finding_of_counterexample"] is True
+    bug = next(b for b in summary["bugs"] if b["bug"] == "mutant:B02")
+    assert bug["shortest"]["finding"]["message"] == SHRUNK_MESSAGE
+
+
+def test_findings_group_into_one_row_per_bug(summary: dict[str, Any]) -> None:
+    bugs = {b["bug"]: b for b in summary["bugs"]}
+    assert len(bugs) == EXPECTED["bugs"]
+    b02 = bugs["mutant:B02"]
+    assert (b02["kind"], b02["findings"], b02["runs"], b02["ticket"]) == ("mutant", 4, 3, "KAFKA-13916 / KIP-841")
+    assert [(s["signature"], s["findings"]) for s in b02["signatures"]] == [
+        ("violation:alter_partition:P-ELIG:", 3), ("violation:alter_partition:P-ACK:", 1)]
+    assert bugs["error:deliver"]["runs"] == 2  # an isrcheck bug, whichever target it hit
+    assert "new:kafka-wire:controller:alter_partition" in bugs
+    assert "timeout:kafka-wire:heartbeat" in bugs and "crash:kafka-wire:produce" in bugs
+    # unexpected findings first, planted mutants after them, isrcheck's own errors last
+    kinds = [b["kind"] for b in summary["bugs"]]
+    assert kinds == sorted(kinds, key=layout.BUG_KINDS.index) and kinds[-1] == "error"
+
+
+def test_one_mutant_is_one_bug_whatever_signatures_it_takes(tmp_path: Path) -> None:
+    """Six B01 runs, each shrunk for a different first finding (as a real B01 campaign yields),
+    and a wire campaign serving B02: two bugs, one per mutant."""
+    signatures = [("violation", "alter_partition", "P-ELIG", None, ()),
+                  ("divergence", "alter_partition", None, "error", ("INELIGIBLE_REPLICA", "NONE")),
+                  ("divergence", "alter_partition", None, "partition.isr", ()),
+                  ("divergence", "alter_partition", None, "partition.partition_epoch", ()),
+                  ("divergence", "alter_partition", None, "error", ("INELIGIBLE_REPLICA", "NEW_LEADER_ELECTED")),
+                  ("divergence", "fence_broker", None, "partition.leader", ())]
+    records = [failing(n, [finding(*parts[:3], field=parts[3], codes=parts[4])], counterexample(3 + n),
+                       target="reference+B01", mutant="B01") for n, parts in enumerate(signatures)]
+    wire = {"adapter": "kafka-wire,mutant=B02", "target": "kafka-wire,mutant=B02", "mutant": "B02"}
+    records += [failing(9, [finding(*ELIG)], counterexample(4), **wire), make_record(10, **wire)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    summary = summarize_files([path])
+    assert summary["totals"]["signatures"] == 6
+    assert [(b["bug"], len(b["signatures"]), b["runs"]) for b in summary["bugs"]] == [
+        ("mutant:B01", 6, 6), ("mutant:B02", 1, 1)]
+    assert summary["bugs"][0]["shortest"]["run_id"] == "c1-0000"  # the shortest of the six
+    wire_mutant = next(m for m in summary["mutants"] if m["mutant"] == "B02")
+    assert (wire_mutant["target"], wire_mutant["runs"], wire_mutant["detected"]) == ("kafka-wire,mutant=B02", 2, True)
+
+
+def test_what_ran_properties_and_coverage(summary: dict[str, Any]) -> None:
+    ran = {(r["target"], r["release"]): r for r in summary["ran"]}
+    reference = ran["reference", "4.1"]
+    assert (reference["runs"], reference["versions"], reference["commits"]) == (7, ["0.1.0"], ["abc123", "def456"])
+    assert (reference["seed_min"], reference["seed_max"]) == (1000, 1014)  # runs 0-5 and 14
+    assert ran["reference+B02", "3.5"]["versions"] == []  # its records do not say
+    properties = {p["property"]: p for p in summary["properties"]}
+    assert properties["P-ELIG"] == {"property": "P-ELIG", "runs_checked": 10, "runs_violated": 3}
+    assert properties["P-LEAD"]["runs_violated"] == 0 and properties["P-LEAD"]["runs_checked"] == 10
+    assert properties["P-ACK"] == {"property": "P-ACK", "runs_checked": 0, "runs_violated": 2}
+    assert summary["coverage"] == [{"point": "alter_partition:INELIGIBLE_REPLICA", "runs": 3},
+                                   {"point": "alter_partition:NONE", "runs": 10},
+                                   {"point": "create_topic:NONE", "runs": 4}, {"point": "fence_broker", "runs": 4}]
 
 
 def test_distributions_and_timeline(summary: dict[str, Any]) -> None:

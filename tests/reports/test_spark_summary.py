@@ -14,7 +14,7 @@ import pytest
 from isrcheck.reports.plain_summary import summarize_files
 from isrcheck.reports.records_io import find_record_files
 from isrcheck.reports.synthetic import write_records
-from report_fixtures import EXPECTED
+from report_fixtures import EXPECTED, make_record
 
 VOLATILE = ("engine", "generated_at")
 
@@ -75,3 +75,18 @@ def test_spark_and_plain_agree_on_synthetic_records(spark: Any, tmp_path: Path) 
     assert plain["corrupt"]["lines"] == 8
     assert plain["totals"]["signatures"] >= 20
     assert comparable(distributed) == comparable(plain)
+
+
+def test_records_with_the_optional_fields_stay_on_sparks_fast_path(spark: Any) -> None:
+    """A passing record is settled by Spark alone (no Python UDF) whether or not it carries the
+    optional fields; one holding a wrong type in them is handed to the schema check."""
+    from isrcheck.reports.spark_rules import line_reason, simple_record, wrap_line
+    from pyspark.sql import functions as F
+
+    lines = [make_record(1), make_record(2, properties=["P-ELIG"], coverage=["crash"], commit="abc",
+                                        isrcheck_version="0.1.0", mutant_title=None, negative_control=None),
+             make_record(3, properties=[], coverage=[]), make_record(4, commit=5), make_record(5, coverage=[1])]
+    frame = spark.createDataFrame([(json.dumps(line),) for line in lines], ["value"])
+    wrapped = frame.select("value", wrap_line(F.col("value")).alias("wrapped"))
+    record, _ = line_reason(F.col("value"), F.col("wrapped"))
+    assert [row[0] for row in wrapped.select(simple_record(record)).collect()] == [True, True, True, False, False]

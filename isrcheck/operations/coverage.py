@@ -1,0 +1,63 @@
+"""Protocol-state coverage: which outcomes of the protocol a run reached.
+
+A coverage point is `operation:OUTCOME` — the operation a step ran and the error code the
+reference answered it with (the validation branch it took: controller.md §2.4 for AlterPartition),
+or the bare operation name for one without an error code (faults: crash, drop, tick …). The
+engine writes the points each run reached into its record (`coverage`); the report lays them
+against `PROTOCOL_OUTCOMES`, so what was *not* exercised is as visible as what was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+PROTOCOL_OUTCOMES: dict[str, tuple[str, ...]] = {
+    # controller.md §2.2 (top level) then §2.4 (per partition), in Kafka's order
+    "alter_partition": ("NONE", "NOT_CONTROLLER", "STALE_BROKER_EPOCH", "UNKNOWN_TOPIC_OR_PARTITION",
+                        "UNKNOWN_TOPIC_ID", "FENCED_LEADER_EPOCH", "INVALID_REQUEST", "INVALID_UPDATE_VERSION",
+                        "INELIGIBLE_REPLICA", "OPERATION_NOT_ATTEMPTED", "NEW_LEADER_ELECTED"),
+    "register_broker": ("NONE", "DUPLICATE_BROKER_REGISTRATION"),  # controller.md §4.1
+    "heartbeat": ("NONE", "STALE_BROKER_EPOCH"),  # §4.2
+    "unregister_broker": ("NONE", "BROKER_ID_NOT_REGISTERED"),
+    "create_topic": ("NONE", "TOPIC_ALREADY_EXISTS", "INVALID_REPLICA_ASSIGNMENT"),  # §5
+    "elect_leaders": ("NONE", "ELECTION_NOT_NEEDED", "ELIGIBLE_LEADERS_NOT_AVAILABLE",
+                      "PREFERRED_LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PARTITION"),  # §3.2
+    "reassign": ("NONE", "UNKNOWN_TOPIC_OR_PARTITION", "INVALID_REPLICA_ASSIGNMENT"),  # §3.4
+    "produce": ("NONE", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS"),  # leader.md §8
+}
+"""Operation → the outcomes the protocol defines for it, as the reference can answer them."""
+
+FAULTS: tuple[str, ...] = (
+    "fence_broker", "controlled_shutdown", "fail_over_controller", "crash", "restart", "drop", "duplicate",
+    "hold", "release", "lag_metadata", "sync_metadata", "tick", "events", "heal",
+)
+"""Fault and scheduling operations (the nemesis): reached or not, they have no error code."""
+
+
+def outcome(result: Mapping[str, Any] | None) -> str | None:
+    """The error code a result answers with: a top-level error first (it ends validation), then
+    the per-partition one, then the first election error; None when the result has none."""
+    if not isinstance(result, Mapping):
+        return None
+    top = result.get("top_level_error")
+    if isinstance(top, str) and top != "NONE":
+        return top
+    error = result.get("error")
+    if isinstance(error, str):
+        return error
+    errors = result.get("errors")
+    if isinstance(errors, list):
+        codes = [e[2] for e in errors if isinstance(e, list) and len(e) == 3 and isinstance(e[2], str)]
+        if codes:
+            return next((code for code in codes if code != "NONE"), "NONE")
+    return None
+
+
+def coverage_points(steps: Iterable[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """The distinct points (operation, reference result) pairs reach, sorted."""
+    points = set()
+    for op, result in steps:
+        code = outcome(result)
+        points.add(op if code is None else f"{op}:{code}")
+    return sorted(points)

@@ -1,0 +1,65 @@
+"""What a record carries for a reader who was not there: the shrunk counterexample's own
+findings (its messages are about its steps), the mutant under test wherever the adapter spec names
+it, the catalogue's title and ticket, the properties checked, the outcomes reached, and which
+isrcheck ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.conformance.engine.provenance import commit_of
+from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.reference_impl.mutants import CATALOGUE
+
+from isrcheck.operations.coverage import coverage_points
+
+
+def records(directory: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(directory.glob("*.jsonl")) for line in path.open()]
+
+
+def test_the_shrunk_counterexample_carries_its_own_findings_and_they_are_what_is_printed(tmp_path: Path) -> None:
+    # seed 3 finds B01 at step 18 of a run that shrinks to 11 steps (seen when this test was written);
+    # whatever the numbers, the shown finding must sit at the counterexample's diverging step
+    result = run_campaign(CampaignConfig(mutant="B01", examples=200, steps=50, seed=3, records_dir=tmp_path))
+    (shrunk,) = [r for r in records(tmp_path) if r["counterexample"] is not None]
+    counterexample = shrunk["counterexample"]
+    assert counterexample["length"] < shrunk["steps"]  # it was shrunk: the two runs differ
+    for finding in counterexample["findings"]:
+        assert finding["step"] == counterexample["diverging_step"] <= counterexample["length"]
+        assert result.examples[finding["signature"]]["message"] == finding["message"]
+    assert [f["signature"] for f in counterexample["findings"]] == [f["signature"] for f in shrunk["findings"]]
+
+
+def test_records_name_the_mutant_title_ticket_properties_coverage_and_provenance(tmp_path: Path) -> None:
+    run_campaign(CampaignConfig(mutant="B02", examples=5, steps=10, seed=1, records_dir=tmp_path,
+                                stop_at_first=False))
+    record = records(tmp_path)[0]
+    assert (record["mutant"], record["mutant_ticket"]) == ("B02", "KAFKA-13916 / KIP-841")
+    assert record["mutant_title"] == CATALOGUE["B02"].title
+    assert record["properties"] == ["P-ELIG", "P-LEAD", "LeaderInIsr"]
+    assert "create_topic:NONE" in record["coverage"] and "register_broker:NONE" in record["coverage"]
+    assert record["isrcheck_version"] == "0.1.0"
+
+
+def test_a_wire_mutant_spec_names_its_mutant() -> None:
+    assert TargetSpec("kafka-wire,mutant=B02").served_mutant == "B02"
+    assert TargetSpec("reference+D12").served_mutant == "D12"
+    assert TargetSpec("kafka-wire").served_mutant is None
+    assert TargetSpec("reference", "B01").served_mutant == "B01"
+    assert TargetSpec("kafka-wire,mutant=B02").served_mutant_entry() is CATALOGUE["B02"]
+
+
+def test_coverage_points_name_the_branch_taken() -> None:
+    steps = [("alter_partition", {"top_level_error": "STALE_BROKER_EPOCH", "error": "NONE"}),
+             ("alter_partition", {"top_level_error": "NONE", "error": "INELIGIBLE_REPLICA"}),
+             ("elect_leaders", {"errors": [["t0", 0, "NONE"], ["t0", 1, "ELECTION_NOT_NEEDED"]]}),
+             ("crash", {}), ("crash", None)]
+    assert coverage_points(steps) == ["alter_partition:INELIGIBLE_REPLICA", "alter_partition:STALE_BROKER_EPOCH",
+                                      "crash", "elect_leaders:ELECTION_NOT_NEEDED"]
+
+
+def test_commit_of_a_directory_outside_git_is_none(tmp_path: Path) -> None:
+    assert commit_of(tmp_path) is None
