@@ -109,6 +109,7 @@ RUN = Shape((
     Field("findings", _t("array"), items=FINDING),
     Field("counterexample", _t("object", "null"), shape=COUNTEREXAMPLE, json_text=True),
     Field("replay", _t("string", "null")),
+    Field("history", _t("object", "null"), optional=True, json_text=True),
 ))
 
 
