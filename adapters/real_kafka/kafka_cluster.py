@@ -259,6 +259,7 @@ class KafkaClusterTarget(Target):
         partition's ISR is its whole replica set. Whether that happened is for the checker."""
         cluster = self.cluster
         assert cluster is not None
+        started = time.monotonic()
         for proxy in cluster.proxies.values():
             proxy.set_mode(PASS)
         for name in cluster.layout.node_names:
@@ -269,7 +270,7 @@ class KafkaClusterTarget(Target):
         while time.monotonic() < deadline:
             views = self.all_partitions()
             if views and all(v["leader"] >= 0 and sorted(v["isr"]) == sorted(v["replicas"]) for v in views.values()):
-                return {"settled": True, "seconds": round(timeout_ms / 1000 - (deadline - time.monotonic()), 2)}
+                return {"settled": True, "seconds": round(time.monotonic() - started, 2)}
             time.sleep(0.5)
         return {"settled": False}
 

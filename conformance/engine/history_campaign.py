@@ -58,7 +58,8 @@ def step_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]
 
 def steps_strategy(brokers: int, max_steps: int) -> st.SearchStrategy[Steps]:
     create = ("create_topic", {"topic": TOPIC, "replication": min(3, brokers)})
-    return st.lists(step_strategy(brokers), min_size=1, max_size=max_steps).map(lambda drawn: [create, *drawn])
+    return st.lists(step_strategy(brokers), min_size=min(4, max_steps), max_size=max_steps).map(
+        lambda drawn: [create, *drawn])
 
 
 def history_config(target: Target) -> HistoryConfig:
