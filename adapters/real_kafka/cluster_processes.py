@@ -287,6 +287,7 @@ class LocalKafkaCluster:
 
     def launch(self, name: str) -> None:
         node = self.nodes[name]
+        node.started_mark = self.log_size(name)  # before the child can write its first line
         out = open(node.log_dir / "stdout.log", "ab")  # noqa: SIM115 - the child owns it
         node.process = subprocess.Popen(
             [str(self.kafka_home / "bin" / "kafka-server-start.sh"), str(node.properties)], env=self.env(node),
@@ -294,7 +295,6 @@ class LocalKafkaCluster:
             preexec_fn=_die_with_parent)
         out.close()
         node.paused = False
-        node.started_mark = self.log_size(name)
         assert self.workdir is not None
         with open(self.workdir / "pids", "a") as pids:
             pids.write(f"{node.process.pid}\n")

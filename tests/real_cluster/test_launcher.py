@@ -43,6 +43,15 @@ def alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
+def wait_for_state(pid: int | None, state: str) -> bool:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().split()[2] == state:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_nodes_run_in_their_own_groups_and_stop_cleanly(fake_home: Path) -> None:
     cluster = LocalKafkaCluster(fake_home, ClusterLayout(brokers=3, base_port=free_base_port()))
     cluster.start(timeout_s=30)
@@ -58,7 +67,7 @@ def test_nodes_run_in_their_own_groups_and_stop_cleanly(fake_home: Path) -> None
     cluster.restart("broker-2", wipe=True, timeout_s=30)
     assert cluster.running("broker-2") and (workdir / "data" / "broker-2" / "meta.properties").exists()
     cluster.pause("broker-1")
-    assert Path(f"/proc/{cluster.nodes['broker-1'].pid}/stat").read_text().split()[2] == "T"
+    assert wait_for_state(cluster.nodes["broker-1"].pid, "T")  # stopped (SIGSTOP)
     cluster.resume("broker-1")
 
     cluster.stop()
