@@ -451,11 +451,11 @@ class ContainerKafkaCluster:
         self.down: set[str] = set()
 
     def start(self, timeout_s: float = 120.0) -> str:
-        return self.containers.start()
+        return str(self.containers.start())
 
     @property
     def bootstrap(self) -> str:
-        return self.containers.bootstrap
+        return str(self.containers.bootstrap)
 
     def running(self, name: str) -> bool:
         return name not in self.down

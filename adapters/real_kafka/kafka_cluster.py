@@ -16,7 +16,9 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   `fail_over_controller` {} (SIGKILL the controller, restart it: with 3 the quorum elects another);
   `net` {broker, link: replication|controller, mode: cut|delay|hold|pass, ms} (the broker's
   replication listener, or its links to the controllers); `hold_alter_partition` {broker}
-  (its next AlterPartition is held in flight) and `wait_held` {broker, timeout_ms} → {held};
+  (its next AlterPartition is held in flight), `hold_api`/`release_api` {broker, api: AlterPartition|
+  Fetch|BrokerHeartbeat} (Fetch on a controller link = the broker's metadata log), `wait_held`
+  {broker, api, timeout_ms} → {held}; `shutdown` {broker} (SIGTERM, stays down);
   `wait_isr` {topic, isr: [b, ...], timeout_ms} → {reached} (wall time passes until it is);
   `tick` {ms} (wall time passes); `heal` {timeout_ms} (everything back, then wait until every
   partition's ISR is its replica set or the bound passes);
@@ -44,8 +46,10 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
     free_base_port,
     resolve_kafka_home,
 )
-from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, HOLD_API, PASS
+from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
 
+API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
+"""Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
 MESSAGE_LEVEL = frozenset({"deliver", "hold", "release", "drop", "duplicate", "fetch", "lag_metadata",
                            "sync_metadata", "flush", "check_leader", "check_replica", "check_messages", "events"})
 
@@ -103,7 +107,7 @@ class KafkaClusterTarget(Target):
         for acks in ("all", "1"):
             self.producers[acks] = KafkaProducer(
                 bootstrap_servers=bootstrap, acks="all" if acks == "all" else 1, retries=0, linger_ms=0,
-                request_timeout_ms=5000, max_block_ms=5000, metadata_max_age_ms=1000)
+                request_timeout_ms=5000, max_block_ms=15000, metadata_max_age_ms=1000)
         self.offsets_consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                               request_timeout_ms=6000, metadata_max_age_ms=1000)
         self.counter = 0
@@ -156,14 +160,21 @@ class KafkaClusterTarget(Target):
             case "net":
                 self.net(int(args.get("broker", 1)), str(args.get("link", "replication")),
                          str(args.get("mode", PASS)), int(args.get("ms", 0)))
-            case "hold_alter_partition":
+            case "hold_alter_partition" | "hold_api":
+                key = API_KEYS[str(args.get("api", "AlterPartition"))]
                 for proxy in self.controller_proxies(int(args["broker"])):
-                    proxy.set_mode(HOLD_API, api_key=ALTER_PARTITION)
+                    proxy.hold_api(key)
+            case "release_api":
+                for proxy in self.controller_proxies(int(args["broker"])):
+                    proxy.release_api(API_KEYS[str(args["api"])])
+            case "shutdown":
+                cluster.terminate(broker)
             case "wait_held":
                 deadline = time.monotonic() + int(args.get("timeout_ms", 10000)) / 1000
                 proxies = self.controller_proxies(int(args["broker"]))
+                key = API_KEYS[str(args.get("api", "AlterPartition"))]
                 while time.monotonic() < deadline:
-                    if any(p.held_requests for p in proxies):
+                    if any(p.held(key) for p in proxies):
                         return {"held": True}
                     time.sleep(0.1)
                 return {"held": False}

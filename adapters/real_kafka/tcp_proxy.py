@@ -64,9 +64,9 @@ class TcpProxy:
         self.name = name or f"{listen_port}->{upstream_port}"
         self.mode = PASS
         self.delay_ms = 0
-        self.hold_api_key: int | None = None
+        self.hold_api_keys: set[int] = set()
         self.held_requests = 0
-        """Requests with the held api key seen since the last `set_mode` (hold_api)."""
+        """Requests with a held api key seen since the last `set_mode` (hold_api)."""
         self.links: list[Link] = []
         self.lock = threading.Condition()
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -85,7 +85,7 @@ class TcpProxy:
             raise ValueError(f"unknown proxy mode {mode!r}")
         with self.lock:
             self.mode, self.delay_ms = mode, delay_ms
-            self.hold_api_key = api_key if mode == HOLD_API else None
+            self.hold_api_keys = {api_key} if mode == HOLD_API and api_key is not None else set()
             if mode in (HOLD_API, PASS):
                 self.held_requests = 0
             if mode == PASS:
@@ -100,6 +100,29 @@ class TcpProxy:
 
     def release(self) -> None:
         self.set_mode(PASS)
+
+    def hold_api(self, api_key: int) -> None:
+        """Also hold the next request with `api_key` on any connection (others keep theirs)."""
+        with self.lock:
+            if self.mode != HOLD_API:
+                self.mode, self.held_requests = HOLD_API, 0
+            self.hold_api_keys.add(api_key)
+
+    def release_api(self, api_key: int) -> None:
+        """Forward what is held for `api_key` and stop holding it; other held keys stay held."""
+        with self.lock:
+            self.hold_api_keys.discard(api_key)
+            for link in self.links:
+                if link.held_api == api_key:
+                    link.held, link.held_api = False, None
+            if not self.hold_api_keys and self.mode == HOLD_API:
+                self.mode = PASS
+            self.lock.notify_all()
+
+    def held(self, api_key: int) -> int:
+        """Connections holding a request with `api_key` now."""
+        with self.lock:
+            return sum(1 for link in self.links if link.held_api == api_key)
 
     def wait_held(self, timeout_s: float) -> bool:
         """In hold_api mode: wait until a request with the held api key is being held."""
@@ -187,7 +210,7 @@ class TcpProxy:
                 break
             api_key = struct.unpack(">h", link.pending[4:6])[0]
             with self.lock:
-                if self.mode == HOLD_API and api_key == self.hold_api_key and not link.held:
+                if self.mode == HOLD_API and api_key in self.hold_api_keys and not link.held:
                     link.held, link.held_api = True, api_key
                     self.held_requests += 1
                     self.lock.notify_all()

@@ -116,3 +116,44 @@ def kip903_steps(hold_timeout_ms: int = 30000) -> list[tuple[str, dict[str, Any]
         ("tick", {"ms": 3000}),
         ("net", {"broker": 1, "link": "replication", "mode": "pass"}),
     ]
+
+
+def equal_epoch_steps() -> list[tuple[str, dict[str, Any]]]:
+    """conformance/scenarios/cluster/equal_epoch_metadata_replaces_pending_expansion.yaml on real
+    brokers (leader.md §5, §7, §10), for a cluster with a long session timeout (60 s, so paused
+    followers stay unfenced): A=1 leads [1, 2, 3]; B=2 and C=3 fall out of the ISR (SIGSTOP, then
+    an acks=1 record: a follower at the leader's end offset is never out of sync); A's
+    metadata log is held (its Fetch to the controller); B rejoins (A learns the commit from the
+    AlterPartition response); A's next AlterPartition is held; C catches up and is proposed; C stops
+    again; A's metadata is released — the ChangeRecord of B's admission has A's partition epoch and,
+    per leader.md §10, replaces the pending expansion; C's lag window passes; records are acknowledged
+    with ISR {A, B}; the held expansion is released. If the controller accepts it, C (stopped since
+    before those records) is in the ISR below the high watermark; A and B then shut down (controlled
+    shutdown elects C) and the heal shows whether the acknowledged records survived."""
+    topic = "eqepoch"
+    return [
+        ("create_topic", {"topic": topic, "replicas": [1, 2, 3]}),
+        ("produce", {"topic": topic, "records": 2, "acks": "all"}),
+        ("pause", {"broker": 2}),
+        ("pause", {"broker": 3}),
+        ("produce", {"topic": topic, "records": 1, "acks": "1"}),  # a caught-up follower never lags otherwise
+        ("wait_isr", {"topic": topic, "isr": [1], "timeout_ms": 20000}),
+        ("hold_api", {"broker": 1, "api": "Fetch"}),
+        ("resume", {"broker": 2}),
+        ("wait_isr", {"topic": topic, "isr": [1, 2], "timeout_ms": 20000}),
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        ("resume", {"broker": 3}),
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 20000}),
+        ("pause", {"broker": 3}),
+        ("release_api", {"broker": 1, "api": "Fetch"}),
+        ("tick", {"ms": 5000}),
+        ("produce", {"topic": topic, "records": 3, "acks": "all"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),
+        ("wait_isr", {"topic": topic, "isr": [1, 2, 3], "timeout_ms": 8000}),
+        ("net", {"broker": 1, "link": "replication", "mode": "cut"}),
+        ("net", {"broker": 2, "link": "replication", "mode": "cut"}),
+        ("resume", {"broker": 3}),
+        ("shutdown", {"broker": 2}),
+        ("shutdown", {"broker": 1}),
+        ("tick", {"ms": 3000}),
+    ]

@@ -52,7 +52,7 @@ def step_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]
                            st.sampled_from(["crash", "pause", "resume", "clean_restart", "hold_alter_partition"]), b)
     restart = st.builds(lambda broker, lose: ("restart", {"broker": broker, "lose": lose}), b,
                         st.sampled_from(["none", "disk"]))
-    controller = st.just(("fail_over_controller", {}))
+    controller: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.just(("fail_over_controller", {}))
     return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller)
 
 

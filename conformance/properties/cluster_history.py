@@ -32,7 +32,7 @@ GROUND_TRUTH_ONLY = frozenset({"P-LOG", "P-HWM", "P-1IF", "P-LEAD", "P-HWV"})
 """cluster_level.py properties that need every replica's log, HW or in-flight requests."""
 
 BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "LeaderInIsr", "P-LIVE")
-DOWN_OPS = {"crash", "pause"}
+DOWN_OPS = {"crash", "pause", "shutdown"}
 UP_OPS = {"restart", "resume", "clean_restart", "heal"}
 
 
@@ -164,31 +164,51 @@ def p_hwc(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
 def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
     """P-ELIG (black-box form): a broker down for longer than the session timeout + settle time
     is fenced by the controller and removed from every ISR it is not the last member of
-    (controller.md §4.3, §4.4). Down = SIGKILLed, SIGSTOPped, SIGTERMed, or its links to the
-    controllers cut or held — not restarted since. Not judged within the same bound after a
-    controller fail-over (the new controller gives every broker a fresh session)."""
+    (controller.md §4.3, §4.4). Down = SIGKILLed, SIGSTOPped, SIGTERMed, its links to the
+    controllers cut or held, or its heartbeats held — not restarted since. "Once metadata has
+    settled": not judged while any broker's metadata log is held back (its controller links cut or
+    held, its metadata Fetch held — Metadata may then come from that broker, stale), nor within
+    the settle time after that ends, nor within the whole bound after a controller fail-over
+    (the new controller gives every broker a fresh session)."""
     bound_s = (config.session_timeout_ms + config.settle_ms) / 1000
     down_since: dict[int, float] = {}
+    blocked: set[int] = set()
     quiet_until = 0.0
     violations = []
     for e in history:
         if e["type"] == "op":
             op, args = e["op"], e["args"]
+            was_blocked = bool(blocked)
             if op in DOWN_OPS:
                 down_since.setdefault(broker_id(args), e["t_end"])
             elif op == "net" and args.get("link") == "controller":
                 if args.get("mode") in ("cut", "hold"):
                     down_since.setdefault(broker_id(args), e["t_end"])
+                    blocked.add(broker_id(args))
                 else:
+                    down_since.pop(broker_id(args), None)
+                    blocked.discard(broker_id(args))
+            elif op == "hold_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
+                blocked.add(broker_id(args))
+                if args.get("api") == "BrokerHeartbeat":
+                    down_since.setdefault(broker_id(args), e["t_end"])
+            elif op == "release_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
+                blocked.discard(broker_id(args))
+                if args.get("api") == "BrokerHeartbeat":
                     down_since.pop(broker_id(args), None)
             elif op in UP_OPS:
                 if op == "heal":
                     down_since.clear()
+                    blocked.clear()
                 else:
                     down_since.pop(broker_id(args), None)
             elif op == "fail_over_controller":
                 quiet_until = e["t_end"] + bound_s
+            if was_blocked and not blocked:
+                quiet_until = max(quiet_until, e["t_end"] + config.settle_ms / 1000)
             continue
+        if blocked:
+            continue  # a broker's metadata is held back: whatever answers Metadata may be stale
         view, t = e["view"], e["t"]
         if not view.get("exists") or t < quiet_until:
             continue
