@@ -11,7 +11,8 @@ followed by the request header, whose first field is the int16 api key — Kafka
 * ``hold`` — stop forwarding in both directions, buffering; ``release`` forwards what was
   held (a long GC pause of the link, or of the path to one node);
 * ``hold_api`` — forward normally until a client sends a request with the given api key, then
-  hold that connection (client→server) until ``release``. Kafka sends AlterPartition (api key
+  hold that connection (both directions) until ``release``; a connection that already carried
+  such requests is held at once (its long-poll answer must not get through either). Kafka sends AlterPartition (api key
   56) on its own connection (the leader's AlterPartitionManager has its own
   NodeToControllerChannelManager, "alterPartition"), so this holds one leader's AlterPartition
   in flight while its heartbeats and metadata fetches go on — how the KIP-903 interleaving is
@@ -42,6 +43,10 @@ class Link:
     upstream: socket.socket
     held: bool = False
     held_api: int | None = None
+    waiting_api: int | None = None
+    """The api key of a request blocked at the proxy right now."""
+    seen_apis: set[int] = field(default_factory=set)
+    """Api keys of the requests this connection has carried."""
     closed: bool = False
     pending: bytearray = field(default_factory=bytearray)
     """Client→server bytes not yet parsed into whole frames (hold_api mode)."""
@@ -102,11 +107,16 @@ class TcpProxy:
         self.set_mode(PASS)
 
     def hold_api(self, api_key: int) -> None:
-        """Also hold the next request with `api_key` on any connection (others keep theirs)."""
+        """Also hold the next request with `api_key` on any connection (others keep theirs).
+        A connection that has carried such requests is held at once in both directions: a
+        long-polling request already forwarded (a metadata-log Fetch) must not deliver its answer."""
         with self.lock:
             if self.mode != HOLD_API:
                 self.mode, self.held_requests = HOLD_API, 0
             self.hold_api_keys.add(api_key)
+            for link in self.links:
+                if api_key in link.seen_apis and not link.held:
+                    link.held, link.held_api = True, api_key
 
     def release_api(self, api_key: int) -> None:
         """Forward what is held for `api_key` and stop holding it; other held keys stay held."""
@@ -120,9 +130,9 @@ class TcpProxy:
             self.lock.notify_all()
 
     def held(self, api_key: int) -> int:
-        """Connections holding a request with `api_key` now."""
+        """Requests with `api_key` blocked at the proxy now."""
         with self.lock:
-            return sum(1 for link in self.links if link.held_api == api_key)
+            return sum(1 for link in self.links if link.waiting_api == api_key)
 
     def wait_held(self, timeout_s: float) -> bool:
         """In hold_api mode: wait until a request with the held api key is being held."""
@@ -193,9 +203,9 @@ class TcpProxy:
                     self.links.remove(link)
 
     def wait_open(self, link: Link, to_server: bool) -> None:
-        """Block while this direction of `link` is held; apply the delay."""
+        """Block while `link` is held (both directions); apply the delay."""
         with self.lock:
-            while not link.closed and (self.mode == HOLD or (to_server and link.held)):
+            while not link.closed and (self.mode == HOLD or link.held):
                 self.lock.wait(0.5)
             delay = self.delay_ms if self.mode == DELAY else 0
         if delay:
@@ -210,11 +220,15 @@ class TcpProxy:
                 break
             api_key = struct.unpack(">h", link.pending[4:6])[0]
             with self.lock:
+                link.seen_apis.add(api_key)
                 if self.mode == HOLD_API and api_key in self.hold_api_keys and not link.held:
                     link.held, link.held_api = True, api_key
+                if link.held and api_key == link.held_api:
+                    link.waiting_api = api_key
                     self.held_requests += 1
                     self.lock.notify_all()
             self.wait_open(link, to_server=True)
+            link.waiting_api = None
             frame = bytes(link.pending[: 4 + size])
             del link.pending[: 4 + size]
             sink.sendall(frame)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -89,3 +90,23 @@ def test_hold_api_holds_only_that_request_until_released(proxied: tuple[EchoServ
     assert struct.unpack(">h", held.recv(2, socket.MSG_WAITALL))[0] == ALTER_PARTITION
     held.close()
     assert server.seen == [63, ALTER_PARTITION]
+
+
+def test_hold_api_also_holds_the_answer_to_a_request_already_forwarded(
+        proxied: tuple[EchoServer, TcpProxy]) -> None:
+    """A metadata-log Fetch is a long poll: holding the next Fetch is not enough, the connection
+    that carries Fetches is held in both directions at once."""
+    server, proxy = proxied
+    conn = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=1)
+    conn.sendall(frame(1))
+    assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
+    proxy.hold_api(1)
+    assert proxy.held(1) == 0  # nothing waits yet
+    conn.sendall(frame(1))
+    deadline = time.monotonic() + 2
+    while proxy.held(1) == 0 and time.monotonic() < deadline:
+        pass
+    assert proxy.held(1) == 1 and server.seen == [1]
+    proxy.release_api(1)
+    assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
+    conn.close()
