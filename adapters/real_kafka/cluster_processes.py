@@ -147,7 +147,10 @@ def resolve_kafka_home(release: str, option: str | None = None) -> Path | None:
 
 
 def port_free(port: int) -> bool:
+    """Whether a listener could bind the port now — with SO_REUSEADDR, as Kafka's (Java) and the
+    proxies' sockets do: a port whose last connections are in TIME_WAIT is free."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

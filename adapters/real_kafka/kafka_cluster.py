@@ -82,6 +82,10 @@ class KafkaClusterTarget(Target):
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
         self.release = release
+        try:
+            layout = self.layout()
+        except ClusterStartError as error:
+            raise TargetFailure("crash", f"the cluster did not start: {error}") from None
         if self.options.get("containers"):
             from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
             from isrcheck.adapters.real_kafka.kafka_properties import image_for
@@ -89,13 +93,13 @@ class KafkaClusterTarget(Target):
             reason = docker_unavailable()
             if reason is not None:
                 raise UnsupportedConfiguration(reason)
-            self.cluster = ContainerKafkaCluster(image_for(release, self.options), self.layout())
+            self.cluster = ContainerKafkaCluster(image_for(release, self.options), layout)
         else:
             home = resolve_kafka_home(release, self.options.get("kafka-home"))
             if home is None:
                 raise UnsupportedConfiguration(f"no KAFKA_HOME for Kafka {release}: give kafka-home=DIR, set "
                                                "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
-            self.cluster = LocalKafkaCluster(home, self.layout())
+            self.cluster = LocalKafkaCluster(home, layout)
         try:
             bootstrap = self.cluster.start()
         except ClusterStartError as error:

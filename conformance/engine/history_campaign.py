@@ -116,6 +116,9 @@ class HistoryWorker:
         except TargetFailure as failure:
             history, violations = [], []
             findings = [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
+        except Exception as error:  # an unexpected failure of the target or its launcher: an outcome, not an abort
+            history, violations = [], []
+            findings = [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
         finished = FinishedHistory(steps, history, violations, findings, started, time.monotonic() - clock)
         self.result.steps += len(steps)
         if findings and self.result.found_at is None:
