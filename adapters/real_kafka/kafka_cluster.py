@@ -70,6 +70,8 @@ class KafkaClusterTarget(Target):
         self.offsets_consumer: Any = None
         self.counter = 0
         self.release = ""
+        self.keep_logs = False
+        """Set by the engine when the run found something: `close` keeps the nodes' logs."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -107,7 +109,7 @@ class KafkaClusterTarget(Target):
             raise TargetFailure("crash", f"the cluster did not start: {error}") from None
         from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
-        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
         for acks in ("all", "1"):
             self.producers[acks] = KafkaProducer(
                 bootstrap_servers=bootstrap, acks="all" if acks == "all" else 1, retries=0, linger_ms=0,
@@ -116,16 +118,17 @@ class KafkaClusterTarget(Target):
                                               request_timeout_ms=6000, metadata_max_age_ms=1000)
         self.counter = 0
 
-    def close(self, failed: bool = False) -> None:
+    def close(self) -> None:
         for client in (*self.producers.values(), self.offsets_consumer, self.admin):
             if client is not None:
                 with contextlib.suppress(Exception):
                     client.close(timeout=1) if hasattr(client, "send") else client.close()
         self.producers, self.offsets_consumer, self.admin = {}, None, None
         if self.cluster is not None:
-            self.cluster.failed = self.cluster.failed or failed
+            self.cluster.failed = self.cluster.failed or self.keep_logs
             self.cluster.stop()
             self.cluster = None
+        self.keep_logs = False
 
     def shutdown(self) -> None:
         self.close()
@@ -307,10 +310,15 @@ class KafkaClusterTarget(Target):
         if what != "partition":
             raise ValueError(f"kafka-cluster cannot observe {what!r}")
         topic, partition = str(args["topic"]), int(args.get("partition", 0))
-        try:
-            described = self.admin.describe_topics([topic])
-        except Exception as error:  # no controller, no broker answering: nothing to see now
-            return {"exists": False, "error": type(error).__name__}
+        described: list[dict[str, Any]] = []
+        for attempt in range(2):  # one broker not answering (paused, restarting) is not "no partition"
+            try:
+                described = self.admin.describe_topics([topic])
+                break
+            except Exception as error:  # no controller, no broker answering: nothing to see now
+                if attempt == 1:
+                    return {"exists": False, "error": type(error).__name__}
+                time.sleep(0.5)
         for t in described:
             for p in t.get("partitions", ()):
                 if int(p["partition_index"]) == partition and int(t.get("error_code", 0)) == 0:

@@ -83,11 +83,9 @@ def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, A
         failed = bool(violations)
         return run.history, violations
     finally:
-        close = target.close
-        try:
-            close(failed=failed)  # type: ignore[call-arg]
-        except TypeError:
-            close()
+        if failed and hasattr(target, "keep_logs"):
+            target.keep_logs = True  # a launcher keeps a failed run's logs (and prints where)
+        target.close()
 
 
 def kip903_steps(hold_timeout_ms: int = 30000) -> list[tuple[str, dict[str, Any]]]:
