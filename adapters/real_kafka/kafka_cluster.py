@@ -101,6 +101,8 @@ class KafkaClusterTarget(Target):
             if home is None:
                 raise UnsupportedConfiguration(f"no KAFKA_HOME for Kafka {release}: give kafka-home=DIR, set "
                                                "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
+            if not (home / "bin" / "kafka-server-start.sh").exists():
+                raise UnsupportedConfiguration(f"{home} is not a Kafka distribution (no bin/kafka-server-start.sh)")
             self.cluster = LocalKafkaCluster(home, layout)
         try:
             bootstrap = self.cluster.start()

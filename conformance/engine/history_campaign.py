@@ -98,6 +98,7 @@ class HistoryWorker:
     result: CampaignResult = field(default_factory=CampaignResult)
     counter: int = 0
     deadline: float | None = None
+    unsupported: bool = False
 
     def __post_init__(self) -> None:
         self.spec = TargetSpec(self.config.adapter, None, self.config.timeout_s)
@@ -113,6 +114,8 @@ class HistoryWorker:
         try:
             history, violations = run_history(target, self.config.release, steps, config)
             findings = findings_of(history, violations)
+        except UnsupportedConfiguration:
+            raise  # not an outcome of this run: the campaign cannot run at all
         except TargetFailure as failure:
             history, violations = [], []
             findings = [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
@@ -199,6 +202,7 @@ class HistoryWorker:
         except UnsupportedConfiguration as error:
             print(f"isrcheck: {error}", file=sys.stderr)
             self.result.outcomes["skipped"] += 1
+            self.unsupported = True
             return True
         return False
 
@@ -232,7 +236,7 @@ def run_history_campaign(config: CampaignConfig,
             if on_progress is not None:
                 on_progress(worker.result.runs, worker.result.steps, sum(worker.result.signatures.values()),
                             time.monotonic() - started)
-            if stop and config.stop_at_first:
+            if worker.unsupported or (stop and config.stop_at_first):
                 break
     finally:
         worker.writer.close()
