@@ -52,6 +52,10 @@ class Target(ABC):
     """Release profiles it can run; None = any."""
     unsupported_operations: frozenset[str] = frozenset()
     """Operations the generator must not send it (e.g. `fail_over_controller` on one controller)."""
+    black_box_history: bool = False
+    """Cluster level without a reference alongside: the engine records its operations and
+    observations and judges the black-box properties on that history (docs/real-kafka.md;
+    operations as in `isrcheck.adapters.real_kafka.kafka_cluster`)."""
     observable_fields: frozenset[str] | None = None
     """PARTITION_FIELDS / BROKER_FIELDS its observations report truthfully; None = all of them.
     The differential compares nothing else (a real broker's Metadata shows no partition epoch)."""

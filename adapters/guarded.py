@@ -27,6 +27,8 @@ class GuardedTarget(Target):
         self.releases = inner.releases
         self.unsupported_operations = inner.unsupported_operations
         self.observable_fields = inner.observable_fields
+        self.black_box_history = inner.black_box_history
+        self.options = getattr(inner, "options", {})
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="isrcheck-target")
         self.broken: str | None = None
 

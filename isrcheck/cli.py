@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.scenario",
     "isrcheck.commands.run",
     "isrcheck.commands.replay",
+    "isrcheck.commands.check",
     "isrcheck.commands.mutants",
     "isrcheck.commands.serve_controller",
     "isrcheck.commands.summarize",

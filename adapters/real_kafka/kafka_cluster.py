@@ -1,192 +1,345 @@
-"""kafka-cluster: real brokers (1 controller + 3 brokers in Docker) driven as a client would —
-kafka-python producing with acks=all, consuming and describing — with fault injection, judged by
-the black-box properties of `isrcheck.conformance.properties.black_box_cluster`.
+"""kafka-cluster: a real KRaft cluster (1 or 3 controllers, 3–5 brokers) driven as clients and an
+operator would — kafka-python producing with acks=all and acks=1, consuming, describing — and a
+nemesis acting on processes and on the TCP proxies in front of the listeners
+(`isrcheck.adapters.real_kafka.cluster_processes`). It never judges itself: the engine records
+every operation and observation into a history, and the black-box properties
+(`isrcheck.conformance.properties.cluster_history`) are judged on that history.
 
-Surface (a cluster-level `Target`, `levels = {"cluster"}`):
+Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 
-* operations — `create_topic` {topic, partitions=1, replication=3}; `produce` {topic,
-  partition=0, records=1, acks="all"} → {error, offset, status}; `crash` {broker, lose:
-  none|disk} (SIGKILL; `disk` restarts it with an empty log directory); `restart` {broker};
-  `pause`/`unpause`/`disconnect`/`connect`/`stop` {broker}; `tick` {ms} (wall time passes);
-  `heal` {} (every broker back, then wait for the ISR to settle); `consume` {topic}
-  → {records};
-* `observe("partition", {topic, partition})` → leader, isr, replicas (Metadata: no epochs);
-  `observable_fields` names exactly those, so a differential engine compares nothing else;
-* `unsupported_operations` — the message-level operations of the reference cluster
-  (deliver, hold, drop, ...) a real network cannot perform on request;
-* what it records for the checker: `acked` (acknowledged writes), `down_since` (when each
-  broker went down), `partitions()` (what Metadata shows); the checks and the small random
-  campaign are `isrcheck.conformance.engine.black_box_cluster`.
+* workload — `create_topic` {topic, partitions=1, replication=3, replicas=[b, ...]?, configs={}};
+  `produce` {topic, partition=0, records=1, acks="all"|"1"} → {status, offsets, values, error};
+  `consume` {topic} → {records: {"partition": {"offset": value}}};
+* nemesis — `crash` {broker} (SIGKILL, stays down); `restart` {broker, lose: none|disk} (start a
+  down broker; `disk` empties and reformats its log directory first: disk loss); `clean_restart`
+  {broker} (SIGTERM = controlled shutdown, then start); `pause`/`resume` {broker} (SIGSTOP/SIGCONT);
+  `fail_over_controller` {} (SIGKILL the controller, restart it: with 3 the quorum elects another);
+  `net` {broker, link: replication|controller, mode: cut|delay|hold|pass, ms} (the broker's
+  replication listener, or its links to the controllers); `hold_alter_partition` {broker}
+  (its next AlterPartition is held in flight), `hold_api`/`release_api` {broker, api: AlterPartition|
+  Fetch|BrokerHeartbeat} (Fetch on a controller link = the broker's metadata log), `wait_held`
+  {broker, api, timeout_ms} → {held}; `shutdown` {broker} (SIGTERM, stays down);
+  `wait_isr` {topic, isr: [b, ...], timeout_ms} → {reached} (wall time passes until it is);
+  `tick` {ms} (wall time passes); `heal` {timeout_ms} (everything back, then wait until every
+  partition's ISR is its replica set or the bound passes);
+* observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
+  leader_epoch (Metadata v7+), hw (ListOffsets latest: the consumer-visible high watermark).
 
-Broker ids are 101..103 (`broker: 1` means 101). Needs Docker (`docker_unavailable()`).
+Options: `kafka-home=DIR` (else $KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
+(Docker `apache/kafka`, `image=`/`version=`); `brokers=3..5`, `controllers=1|3`,
+`session-timeout-ms`, `base-port`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from isrcheck.adapters.base import CLUSTER, Args, Result, Target, UnsupportedConfiguration
-from isrcheck.adapters.real_kafka.kafka_containers import KafkaClusterContainers, docker_unavailable
-from isrcheck.adapters.real_kafka.kafka_properties import image_for
+from isrcheck.adapters.base import CLUSTER, Args, Result, Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.adapters.real_kafka.cluster_processes import (
+    ClusterLayout,
+    ClusterStartError,
+    ContainerKafkaCluster,
+    LocalKafkaCluster,
+    free_base_port,
+    resolve_kafka_home,
+)
+from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
 
-from isrcheck.operations.black_box import Acked, PartitionView
-
+API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
+"""Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
 MESSAGE_LEVEL = frozenset({"deliver", "hold", "release", "drop", "duplicate", "fetch", "lag_metadata",
-                           "sync_metadata", "flush", "fail_over_controller", "check_leader", "check_replica",
-                           "check_messages"})
+                           "sync_metadata", "flush", "check_leader", "check_replica", "check_messages", "events"})
 
 
 class KafkaClusterTarget(Target):
     name = "kafka-cluster"
     levels = frozenset({CLUSTER})
     unsupported_operations = MESSAGE_LEVEL
-    observable_fields = frozenset({"leader", "isr", "replicas"})
+    observable_fields = frozenset({"leader", "isr", "replicas", "leader_epoch"})
+    black_box_history = True
+    """The engine judges it on its history (conformance/engine/history_campaign.py)."""
 
-    def __init__(self, options: Mapping[str, str], session_timeout_ms: int = 6000) -> None:
-        self.options = dict(options)
-        self.session_timeout_ms = session_timeout_ms
-        self.cluster: KafkaClusterContainers | None = None
-        self.acked: list[Acked] = []
-        self.down_since: dict[int, float] = {}
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        self.options = dict(options or {})
+        self.cluster: LocalKafkaCluster | ContainerKafkaCluster | None = None
         self.admin: Any = None
-        self.producer: Any = None
+        self.producers: dict[str, Any] = {}
+        self.offsets_consumer: Any = None
         self.counter = 0
+        self.release = ""
+        self.keep_logs = False
+        """Set by the engine when the run found something: `close` keeps the nodes' logs."""
 
     # ------------------------------------------------------------------ lifecycle
 
-    def open(self, release: str, config: Mapping[str, Any]) -> None:
-        reason = docker_unavailable()
-        if reason is not None:
-            raise UnsupportedConfiguration(reason)
-        try:
-            image = image_for(release, self.options)
-        except ValueError as error:
-            raise UnsupportedConfiguration(str(error)) from None
-        from kafka import KafkaAdminClient, KafkaProducer
+    def layout(self) -> ClusterLayout:
+        o = self.options
+        base = int(o["base-port"]) if "base-port" in o else free_base_port()
+        return ClusterLayout(controllers=int(o.get("controllers", 1)), brokers=int(o.get("brokers", 3)),
+                             base_port=base, session_timeout_ms=int(o.get("session-timeout-ms", 6000)),
+                             min_insync_replicas=int(o.get("min-insync-replicas", 2)))
 
-        self.cluster = KafkaClusterContainers(image, session_timeout_ms=self.session_timeout_ms)
-        bootstrap = self.cluster.start()
-        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
-        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=0, linger_ms=0,
-                                      request_timeout_ms=5000, max_block_ms=5000)
-        self.acked, self.down_since = [], {}
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        self.release = release
+        try:
+            layout = self.layout()
+        except ClusterStartError as error:
+            raise TargetFailure("crash", f"the cluster did not start: {error}") from None
+        if self.options.get("containers"):
+            from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+            from isrcheck.adapters.real_kafka.kafka_properties import image_for
+
+            reason = docker_unavailable()
+            if reason is not None:
+                raise UnsupportedConfiguration(reason)
+            self.cluster = ContainerKafkaCluster(image_for(release, self.options), layout)
+        else:
+            home = resolve_kafka_home(release, self.options.get("kafka-home"))
+            if home is None:
+                raise UnsupportedConfiguration(f"no KAFKA_HOME for Kafka {release}: give kafka-home=DIR, set "
+                                               "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
+            if not (home / "bin" / "kafka-server-start.sh").exists():
+                raise UnsupportedConfiguration(f"{home} is not a Kafka distribution (no bin/kafka-server-start.sh)")
+            self.cluster = LocalKafkaCluster(home, layout)
+        try:
+            bootstrap = self.cluster.start()
+        except ClusterStartError as error:
+            self.cluster = None
+            raise TargetFailure("crash", f"the cluster did not start: {error}") from None
+        from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+        for acks in ("all", "1"):
+            self.producers[acks] = KafkaProducer(
+                bootstrap_servers=bootstrap, acks="all" if acks == "all" else 1, retries=0, linger_ms=0,
+                request_timeout_ms=5000, max_block_ms=15000, metadata_max_age_ms=1000)
+        self.offsets_consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                                              request_timeout_ms=6000, metadata_max_age_ms=1000)
+        self.counter = 0
 
     def close(self) -> None:
-        for client in (self.producer, self.admin):
+        for client in (*self.producers.values(), self.offsets_consumer, self.admin):
             if client is not None:
-                client.close()
-        self.producer = self.admin = None
+                with contextlib.suppress(Exception):
+                    client.close(timeout=1) if hasattr(client, "send") else client.close()
+        self.producers, self.offsets_consumer, self.admin = {}, None, None
         if self.cluster is not None:
+            self.cluster.failed = self.cluster.failed or self.keep_logs
             self.cluster.stop()
             self.cluster = None
+        self.keep_logs = False
+
+    def shutdown(self) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ operations
 
-    def node(self, broker: int) -> str:
-        return f"broker-{broker if broker < 100 else broker - 100}"
-
     def execute(self, op: str, args: Args) -> Result:
-        if self.cluster is None:
+        cluster = self.cluster
+        if cluster is None:
             raise RuntimeError("kafka-cluster: no cluster is open")
-        broker = int(args.get("broker", 0))
+        broker = f"broker-{int(args.get('broker', 1))}"
         match op:
             case "create_topic":
-                from kafka.admin import NewTopic
-
-                self.admin.create_topics([NewTopic(str(args["topic"]), int(args.get("partitions", 1)),
-                                                   int(args.get("replication", 3)))])
-                return {"error": "NONE"}
+                return self.create_topic(args)
             case "produce":
                 return self.produce(args)
             case "consume":
-                records = self.consume(str(args["topic"]))
-                return {"records": sum(len(v) for v in records.values())}
+                return {"records": self.consume(str(args["topic"]))}
             case "crash":
-                lose = str(args.get("lose", "none"))
-                self.cluster.fault("restart_empty" if lose == "disk" else "kill", self.node(broker))
-                self.down_since.setdefault(broker + 100 if broker < 100 else broker, time.time())
-                return {}
-            case "restart" | "unpause" | "connect":
-                self.cluster.fault({"restart": "start"}.get(op, op), self.node(broker))
-                self.down_since.pop(broker + 100 if broker < 100 else broker, None)
-                return {}
-            case "pause" | "disconnect" | "stop":
-                self.cluster.fault(op, self.node(broker))
-                self.down_since.setdefault(broker + 100 if broker < 100 else broker, time.time())
-                return {}
+                cluster.kill(broker)
+            case "restart":
+                if cluster.running(broker):
+                    cluster.kill(broker)
+                cluster.restart(broker, wipe=args.get("lose") == "disk")
+            case "clean_restart":
+                cluster.terminate(broker)
+                cluster.restart(broker)
+            case "pause":
+                cluster.pause(broker)
+            case "resume":
+                cluster.resume(broker)
+            case "fail_over_controller":
+                name = f"controller-{int(args.get('controller', 1))}"
+                cluster.kill(name)
+                cluster.restart(name)
+            case "net":
+                self.net(int(args.get("broker", 1)), str(args.get("link", "replication")),
+                         str(args.get("mode", PASS)), int(args.get("ms", 0)))
+            case "hold_alter_partition" | "hold_api":
+                key = API_KEYS[str(args.get("api", "AlterPartition"))]
+                for proxy in self.controller_proxies(int(args["broker"])):
+                    proxy.hold_api(key)
+            case "release_api":
+                for proxy in self.controller_proxies(int(args["broker"])):
+                    proxy.release_api(API_KEYS[str(args["api"])])
+            case "shutdown":
+                cluster.terminate(broker)
+            case "wait_held":
+                deadline = time.monotonic() + int(args.get("timeout_ms", 10000)) / 1000
+                proxies = self.controller_proxies(int(args["broker"]))
+                key = API_KEYS[str(args.get("api", "AlterPartition"))]
+                while time.monotonic() < deadline:
+                    if any(p.held(key) for p in proxies):
+                        return {"held": True}
+                    time.sleep(0.1)
+                return {"held": False}
+            case "wait_isr":
+                return self.wait_isr(str(args["topic"]), sorted(100 + int(b) for b in args["isr"]),
+                                     int(args.get("timeout_ms", 20000)))
             case "tick":
                 time.sleep(int(args.get("ms", 0)) / 1000)
-                return {}
             case "heal":
-                return self.heal()
-        raise ValueError(f"kafka-cluster: unsupported operation {op!r}")
+                return self.heal(int(args.get("timeout_ms", 60000)))
+            case _:
+                raise ValueError(f"kafka-cluster: unsupported operation {op!r}")
+        return {}
+
+    def wait_isr(self, topic: str, isr: list[int], timeout_ms: int) -> Result:
+        deadline = time.monotonic() + timeout_ms / 1000
+        view: Result = {}
+        while time.monotonic() < deadline:
+            view = self.observe("partition", {"topic": topic, "partition": 0})
+            if sorted(view.get("isr", [])) == isr:
+                return {"reached": True}
+            time.sleep(0.3)
+        return {"reached": False, "isr": view.get("isr")}
+
+    def controller_proxies(self, b: int) -> list[Any]:
+        assert self.cluster is not None
+        return [self.cluster.proxy(f"broker-{b}->controller-{c}")
+                for c in range(1, self.cluster.layout.controllers + 1)]
+
+    def net(self, b: int, link: str, mode: str, ms: int) -> None:
+        assert self.cluster is not None
+        proxies = [self.cluster.proxy(f"replication-{b}")] if link == "replication" else self.controller_proxies(b)
+        for proxy in proxies:
+            proxy.set_mode(mode, delay_ms=ms)
+
+    def create_topic(self, args: Args) -> Result:
+        from kafka.admin import NewTopic
+
+        topic = str(args["topic"])
+        replicas = args.get("replicas")
+        configs = {str(k): str(v) for k, v in dict(args.get("configs") or {}).items()}
+        if replicas:
+            new = NewTopic(topic, -1, -1, replica_assignments={0: [100 + int(b) for b in replicas]},
+                           topic_configs=configs)
+        else:
+            new = NewTopic(topic, int(args.get("partitions", 1)), int(args.get("replication", 3)),
+                           topic_configs=configs)
+        self.admin.create_topics([new], timeout_ms=10000)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # until every partition has a leader
+            view = self.observe("partition", {"topic": topic, "partition": 0})
+            if view.get("exists") and view.get("leader", -1) >= 0 and view.get("hw") is not None:
+                return {"error": "NONE"}
+            time.sleep(0.3)
+        return {"error": "TIMEOUT"}
 
     def produce(self, args: Args) -> Result:
         topic, partition = str(args["topic"]), int(args.get("partition", 0))
-        offsets = []
+        acks = str(args.get("acks", "all"))
+        offsets, values = [], []
         for _ in range(int(args.get("records", 1))):
             self.counter += 1
-            value = f"isrcheck-{self.counter}".encode()
+            value = f"isrcheck-{self.counter}"
             try:
-                metadata = self.producer.send(topic, value=value, partition=partition).get(timeout=10)
+                metadata = self.producers[acks].send(topic, value=value.encode(), partition=partition).get(timeout=8)
             except Exception as error:  # kafka-python raises a KafkaError subclass per error code
-                return {"error": type(error).__name__, "status": "failed", "offset": None}
-            self.acked.append(Acked(topic, partition, int(metadata.offset), value))
+                return {"status": "failed", "error": type(error).__name__, "offsets": offsets, "values": values,
+                        "failed_value": value}
             offsets.append(int(metadata.offset))
-        return {"error": "NONE", "status": "acked", "offset": offsets[0] if offsets else None}
+            values.append(value)
+        return {"status": "acked", "error": "NONE", "offsets": offsets, "values": values}
 
-    def consume(self, topic: str) -> dict[tuple[str, int], dict[int, bytes]]:
+    def consume(self, topic: str) -> dict[str, dict[str, str]]:
+        """Everything a consumer reads from the beginning to the high watermark, per partition."""
         from kafka import KafkaConsumer, TopicPartition
 
         assert self.cluster is not None
         consumer = KafkaConsumer(bootstrap_servers=self.cluster.bootstrap, enable_auto_commit=False,
-                                 auto_offset_reset="earliest", consumer_timeout_ms=3000)
+                                 auto_offset_reset="earliest", consumer_timeout_ms=4000, request_timeout_ms=8000)
         try:
-            partitions = [TopicPartition(topic, p) for p in (consumer.partitions_for_topic(topic) or ())]
+            partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
-            seen: dict[tuple[str, int], dict[int, bytes]] = {}
+            seen: dict[str, dict[str, str]] = {str(tp.partition): {} for tp in partitions}
             for message in consumer:
-                seen.setdefault((message.topic, message.partition), {})[message.offset] = message.value
+                seen[str(message.partition)][str(message.offset)] = message.value.decode(errors="replace")
             return seen
         finally:
             consumer.close()
 
-    def heal(self) -> Result:
-        assert self.cluster is not None
-        for node in list(self.cluster.nodes):
-            if node.startswith("broker-"):
-                for fault in ("unpause", "connect", "start"):
-                    try:
-                        self.cluster.fault(fault, node)
-                    except Exception:  # the node was not in that state
-                        continue
-        self.down_since.clear()
-        time.sleep(self.session_timeout_ms / 1000 + 5)
-        return {}
+    def heal(self, timeout_ms: int) -> Result:
+        """Every proxy passes, every node runs and is resumed; then wait (bounded) until every
+        partition's ISR is its whole replica set. Whether that happened is for the checker."""
+        cluster = self.cluster
+        assert cluster is not None
+        started = time.monotonic()
+        for proxy in cluster.proxies.values():
+            proxy.set_mode(PASS)
+        for name in cluster.layout.node_names:
+            cluster.resume(name)
+            if not cluster.running(name):
+                cluster.restart(name)
+        deadline = time.monotonic() + timeout_ms / 1000
+        while time.monotonic() < deadline:
+            views = self.all_partitions()
+            if views and all(v["leader"] >= 0 and sorted(v["isr"]) == sorted(v["replicas"]) for v in views.values()):
+                return {"settled": True, "seconds": round(time.monotonic() - started, 2)}
+            time.sleep(0.5)
+        return {"settled": False}
 
-    # ------------------------------------------------------------------ observation and checks
+    # ------------------------------------------------------------------ observation
 
-    def partitions(self) -> dict[tuple[str, int], PartitionView]:
+    def all_partitions(self) -> dict[str, dict[str, Any]]:
         views = {}
-        for topic in self.admin.describe_topics():
-            for p in topic.get("partitions", ()):
-                views[(topic["topic"], int(p["partition"]))] = PartitionView(
-                    int(p["leader"]), tuple(int(b) for b in p["isr"]), tuple(int(b) for b in p["replicas"]))
+        with contextlib.suppress(Exception):  # a cluster without a controller answers nothing
+            for topic in self.admin.describe_topics():
+                if topic["name"].startswith("__"):
+                    continue
+                for p in topic.get("partitions", ()):
+                    views[f"{topic['name']}-{p['partition_index']}"] = {
+                        "leader": int(p["leader_id"]), "isr": [int(b) for b in p["isr_nodes"]],
+                        "replicas": [int(b) for b in p["replica_nodes"]], "leader_epoch": int(p["leader_epoch"])}
         return views
 
     def observe(self, what: str, args: Args) -> Result:
         if what != "partition":
             raise ValueError(f"kafka-cluster cannot observe {what!r}")
-        view = self.partitions().get((str(args["topic"]), int(args.get("partition", 0))))
-        if view is None:
-            return {"exists": False}
-        return {"exists": True, "leader": view.leader, "isr": list(view.isr), "replicas": list(view.replicas)}
+        topic, partition = str(args["topic"]), int(args.get("partition", 0))
+        described: list[dict[str, Any]] = []
+        for attempt in range(2):  # one broker not answering (paused, restarting) is not "no partition"
+            try:
+                described = self.admin.describe_topics([topic])
+                break
+            except Exception as error:  # no controller, no broker answering: nothing to see now
+                if attempt == 1:
+                    return {"exists": False, "error": type(error).__name__}
+                time.sleep(0.5)
+        for t in described:
+            for p in t.get("partitions", ()):
+                if int(p["partition_index"]) == partition and int(t.get("error_code", 0)) == 0:
+                    return {"exists": True, "leader": int(p["leader_id"]), "isr": [int(b) for b in p["isr_nodes"]],
+                            "replicas": [int(b) for b in p["replica_nodes"]],
+                            "leader_epoch": int(p["leader_epoch"]), "hw": self.high_watermark(topic, partition)}
+        return {"exists": False}
+
+    def high_watermark(self, topic: str, partition: int) -> int | None:
+        """ListOffsets(latest) from the leader: the high watermark a consumer sees, or None when
+        no leader answers within the request timeout."""
+        from kafka import TopicPartition
+
+        try:
+            tp = TopicPartition(topic, partition)
+            return int(self.offsets_consumer.end_offsets([tp])[tp])
+        except Exception:  # kafka-python raises KafkaTimeoutError and others
+            return None
 
 
 def cluster_target(options: dict[str, str]) -> Target:
-    from isrcheck.adapters.options import int_option
-
-    return KafkaClusterTarget(options, int_option(options, "session-timeout-ms", 6000))
+    return KafkaClusterTarget(options)

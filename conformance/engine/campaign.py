@@ -331,6 +331,11 @@ def plan_batches(config: CampaignConfig) -> list[tuple[int, int]]:
 
 def run_campaign(config: CampaignConfig, on_progress: Callable[[int, int, int, float], None] | None = None
                  ) -> CampaignResult:
+    if config.level == "cluster" and config.adapter != "reference" and config.mutant is None:
+        from isrcheck.conformance.engine import history_campaign
+
+        if history_campaign.is_black_box(config):
+            return history_campaign.run_history_campaign(config, on_progress)
     started = time.monotonic()
     deadline = None if config.budget_s is None else time.time() + config.budget_s
     plan = plan_batches(config)

@@ -1,5 +1,5 @@
 """Real Kafka: everything that can be checked without Docker runs here (rendered properties and
-command lines, dump-log parsing, the black-box checkers on recorded observations); the tests
+command lines, dump-log parsing); the tests
 that need a Docker engine or KAFKA_HOME are marked `docker` and skip with a one-line reason."""
 
 from __future__ import annotations
@@ -19,13 +19,6 @@ from isrcheck.adapters.real_kafka.kafka_properties import (
     format_command,
     image_for,
     start_script,
-)
-from isrcheck.conformance.properties.black_box_cluster import (
-    Acked,
-    PartitionView,
-    fenced_in_isr,
-    leader_not_in_isr,
-    lost_acknowledged,
 )
 
 DUMP = """Log starting offset: 0
@@ -101,27 +94,14 @@ def test_images_by_release() -> None:
         image_for("3.5", {})
 
 
-def test_black_box_checkers_on_recorded_observations() -> None:
-    acked = [Acked("t", 0, 0, b"a"), Acked("t", 0, 1, b"b"), Acked("t", 0, 2, b"c")]
-    assert lost_acknowledged(acked, {("t", 0): {0: b"a", 1: b"b", 2: b"c"}}) == []
-    lost = lost_acknowledged(acked, {("t", 0): {0: b"a", 1: b"x"}})
-    assert [v.property for v in lost] == ["P-ACK", "P-ACK"] and "another record" in lost[0].message
-    views = {("t", 0): PartitionView(101, (102, 103), (101, 102, 103)), ("t", 1): PartitionView(-1, (101,), (101,))}
-    assert [v.property for v in leader_not_in_isr(views)] == ["LeaderInIsr"]
-    down = {102: 100.0}
-    assert fenced_in_isr(views, down, now=103.0, session_timeout_s=6) == []  # not settled yet
-    assert [v.evidence["broker"] for v in fenced_in_isr(views, down, now=120.0, session_timeout_s=6)] == [102]
-    last_member = {("t", 0): PartitionView(-1, (102,), (101, 102))}
-    assert fenced_in_isr(last_member, down, now=120.0, session_timeout_s=6) == []  # §4.4: the last member stays
-
-
 def test_cluster_target_surface() -> None:
     from isrcheck.adapters.catalogue.registry import make_target
 
     target = make_target("kafka-cluster")
     assert target.levels == frozenset({"cluster"})
     assert "deliver" in target.unsupported_operations
-    assert target.observable_fields == frozenset({"leader", "isr", "replicas"})  # type: ignore[attr-defined]
+    assert target.observable_fields == frozenset({"leader", "isr", "replicas", "leader_epoch"})
+    assert getattr(target, "black_box_history", False)  # judged on its history (tests/cluster_history)
 
 
 docker_reason = docker_unavailable()
@@ -152,11 +132,14 @@ def test_engine_against_a_real_controller_in_docker() -> None:
 
 @pytest.mark.docker
 @pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
-def test_real_cluster_keeps_acknowledged_records() -> None:
+def test_real_cluster_in_containers_keeps_acknowledged_records() -> None:
     from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
-    from isrcheck.conformance.engine.black_box_cluster import run_cluster_campaign
+    from isrcheck.conformance.engine.cluster_history import run_history
+    from isrcheck.conformance.properties.cluster_history import HistoryConfig
 
-    violations = run_cluster_campaign(KafkaClusterTarget({}), "3.9", rounds=10, seed=1)
+    steps = [("create_topic", {"topic": "t"}), ("produce", {"topic": "t", "records": 3}), ("crash", {"broker": 2}),
+             ("produce", {"topic": "t", "records": 3}), ("restart", {"broker": 2})]
+    _, violations = run_history(KafkaClusterTarget({"containers": "1"}), "3.9", steps, HistoryConfig())
     assert violations == [], [v.to_json() for v in violations]
 
 

@@ -1,0 +1,156 @@
+"""A black-box cluster run as a history (Jepsen's history/checker split): the engine executes each
+operation on the target, then observes every partition it knows of, and appends both — with the
+wall time since the run started — to one list of plain JSON values. The properties are judged on
+that list by `isrcheck.conformance.properties.cluster_history`, here or offline from a record
+(`isrcheck check`). Every run ends the same way: `heal`, an observation, and a `consume` of every
+topic (what P-ACK and P-LIVE are judged on).
+
+History entries:
+* ``{"type": "op", "i", "t", "op", "args", "result"}`` (``result`` has ``"exception"`` when the
+  target raised);
+* ``{"type": "observe", "i", "t", "partition": "topic-p", "view": {exists, leader, isr, replicas,
+  leader_epoch, hw}}``.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from isrcheck.adapters.base import Target
+from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
+
+History = list[dict[str, Any]]
+
+FINAL_STEPS = ("heal", "consume")
+
+
+@dataclass
+class HistoryRun:
+    target: Target
+    release: str
+    history: History = field(default_factory=list)
+    topics: set[str] = field(default_factory=set)
+    started: float = field(default_factory=time.monotonic)
+
+    def now(self) -> float:
+        return round(time.monotonic() - self.started, 3)
+
+    def op(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        t = self.now()
+        try:
+            result = dict(self.target.execute(op, args))
+        except Exception as error:  # a real system answers in many ways; the history keeps what happened
+            result = {"exception": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=3)}
+        self.history.append({"type": "op", "i": len(self.history), "t": t, "op": op, "args": dict(args),
+                             "result": result, "t_end": self.now()})
+        if op == "create_topic":
+            self.topics.add(str(args["topic"]))
+        return result
+
+    def observe_all(self) -> None:
+        for topic in sorted(self.topics):
+            view = dict(self.target.observe("partition", {"topic": topic, "partition": 0}))
+            self.history.append({"type": "observe", "i": len(self.history), "t": self.now(),
+                                 "partition": f"{topic}-0", "view": view})
+
+    def step(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        result = self.op(op, args)
+        self.observe_all()
+        return result
+
+    def finish(self, heal_timeout_ms: int = 60000) -> None:
+        """The ending every run shares: heal, observe, read every topic back."""
+        self.op("heal", {"timeout_ms": heal_timeout_ms})
+        self.observe_all()
+        for topic in sorted(self.topics):
+            self.op("consume", {"topic": topic})
+
+
+def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, Any]]],
+                config: HistoryConfig, heal_timeout_ms: int = 60000) -> tuple[History, list[Violation]]:
+    """Open a fresh system, run `steps` (each followed by an observation), finish, close; judge."""
+    target.open(release, {})
+    run = HistoryRun(target, release)
+    failed = True
+    try:
+        for op, args in steps:
+            run.step(op, args)
+        run.finish(heal_timeout_ms)
+        violations = check_history(run.history, config)
+        failed = bool(violations)
+        return run.history, violations
+    finally:
+        if failed and hasattr(target, "keep_logs"):
+            target.keep_logs = True  # a launcher keeps a failed run's logs (and prints where)
+        target.close()
+
+
+def kip903_steps(hold_timeout_ms: int = 30000) -> list[tuple[str, dict[str, Any]]]:
+    """KIP-903's motivating interleaving (KAFKA-14139, bugs.md B01) on real brokers: leader 1
+    (replicas [1, 2], min.insync.replicas=1), follower 2 falls out of the ISR (SIGSTOP) and
+    records are acknowledged with ISR {1}; 1's AlterPartition adding 2 is held in flight; 2 is
+    cut off from 1, loses its disk and restarts (new broker epoch, empty log); the held request is
+    released (accepted before KIP-903: 2 is a registered, unfenced broker); 1 fails, so 2 — if in
+    the ISR — is elected with an empty log."""
+    topic = "kip903"
+    return [
+        ("create_topic", {"topic": topic, "replicas": [1, 2], "configs": {"min.insync.replicas": "1"}}),
+        ("produce", {"topic": topic, "records": 3, "acks": "all"}),
+        ("pause", {"broker": 2}),
+        ("wait_isr", {"topic": topic, "isr": [1], "timeout_ms": 20000}),
+        ("produce", {"topic": topic, "records": 5, "acks": "all"}),
+        ("hold_alter_partition", {"broker": 1}),
+        ("resume", {"broker": 2}),
+        ("wait_held", {"broker": 1, "timeout_ms": hold_timeout_ms}),
+        ("net", {"broker": 1, "link": "replication", "mode": "cut"}),
+        ("restart", {"broker": 2, "lose": "disk"}),
+        ("tick", {"ms": 3000}),
+        ("net", {"broker": 1, "link": "controller", "mode": "pass"}),
+        ("tick", {"ms": 3000}),
+        ("crash", {"broker": 1}),
+        ("tick", {"ms": 3000}),
+        ("net", {"broker": 1, "link": "replication", "mode": "pass"}),
+    ]
+
+
+def equal_epoch_steps() -> list[tuple[str, dict[str, Any]]]:
+    """conformance/scenarios/cluster/equal_epoch_metadata_replaces_pending_expansion.yaml on real
+    brokers (leader.md §5, §7, §10), for a cluster with a long session timeout (60 s, so paused
+    followers stay unfenced): A=1 leads [1, 2, 3]; B=2 and C=3 fall out of the ISR (SIGSTOP, then
+    an acks=1 record: a follower at the leader's end offset is never out of sync); A's
+    metadata log is held (its Fetch to the controller); B rejoins (A learns the commit from the
+    AlterPartition response); A's next AlterPartition is held; C catches up and is proposed; C stops
+    again; A's metadata is released — the ChangeRecord of B's admission has A's partition epoch and,
+    per leader.md §10, replaces the pending expansion; C's lag window passes; records are acknowledged
+    with ISR {A, B}; the held expansion is released. If the controller accepts it, C (stopped since
+    before those records) is in the ISR below the high watermark; A and B are then killed at once
+    (before A's shrink task removes C), C is resumed and, once A and B are fenced, is the ISR
+    member left to elect; the heal shows whether the acknowledged records survived."""
+    topic = "eqepoch"
+    return [
+        ("create_topic", {"topic": topic, "replicas": [1, 2, 3]}),
+        ("produce", {"topic": topic, "records": 2, "acks": "all"}),
+        ("pause", {"broker": 2}),
+        ("pause", {"broker": 3}),
+        ("produce", {"topic": topic, "records": 1, "acks": "1"}),  # a caught-up follower never lags otherwise
+        ("wait_isr", {"topic": topic, "isr": [1], "timeout_ms": 20000}),
+        ("hold_api", {"broker": 1, "api": "Fetch"}),
+        ("resume", {"broker": 2}),
+        ("wait_isr", {"topic": topic, "isr": [1, 2], "timeout_ms": 20000}),
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        ("resume", {"broker": 3}),
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 20000}),
+        ("pause", {"broker": 3}),
+        ("release_api", {"broker": 1, "api": "Fetch"}),
+        ("tick", {"ms": 5000}),
+        ("produce", {"topic": topic, "records": 3, "acks": "all"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),
+        ("wait_isr", {"topic": topic, "isr": [1, 2, 3], "timeout_ms": 8000}),
+        ("crash", {"broker": 1}),  # before A's ISR-shrink task (every 1.5 s) removes C again
+        ("crash", {"broker": 2}),
+        ("resume", {"broker": 3}),
+        ("tick", {"ms": 70000}),  # A and B are fenced after the 60 s session: C is the ISR member left
+    ]

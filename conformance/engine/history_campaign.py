@@ -1,0 +1,253 @@
+"""A cluster-level campaign against a black-box cluster target (`kafka-cluster`, or any target that
+declares `black_box_history = True` and answers the operations of
+`isrcheck.adapters.real_kafka.kafka_cluster`): Hypothesis draws a workload and a nemesis, every
+run is a fresh cluster whose history (`cluster_history.HistoryRun`) is judged by the black-box
+properties, recorded with the run, and shrunk within the campaign's shrink budget.
+
+No reference runs alongside: a real cluster's timings are its own, so its history is judged by
+properties, not compared (docs/real-kafka.md, "Simulation and real cluster"). Draws depend on the
+seed alone (`seed_only_draws`), so `--seed S --examples N` replays a batch's draws; the cluster's
+answers may differ between replays (a real cluster is not deterministic).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky
+from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, plan_batches
+from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, History, run_history
+from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
+from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
+
+from isrcheck.operations.findings import CRASH, VIOLATION, Finding
+from isrcheck.records.schema import SCHEMA_ID
+from isrcheck.records.writer import RecordWriter, utc_timestamp
+
+TOPIC = "isrcheck"
+Steps = list[tuple[str, dict[str, Any]]]
+
+
+def step_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """One workload or nemesis step. Produce comes first (Hypothesis shrinks towards the first
+    alternative); faults act on one broker, or on the controller."""
+    b = st.integers(1, brokers)
+    produce = st.builds(lambda acks, n: ("produce", {"topic": TOPIC, "records": n, "acks": acks}),
+                        st.sampled_from(["all", "1"]), st.integers(1, 5))
+    tick = st.builds(lambda ms: ("tick", {"ms": ms}), st.sampled_from([500, 2000, 5000, 9000]))
+    net = st.builds(lambda broker, link, mode, ms: ("net", {"broker": broker, "link": link, "mode": mode,
+                                                            **({"ms": ms} if mode == "delay" else {})}),
+                    b, st.sampled_from(["replication", "controller"]), st.sampled_from(["cut", "delay", "hold",
+                                                                                        "pass"]),
+                    st.sampled_from([100, 1000]))
+    one_broker = st.builds(lambda op, broker: (op, {"broker": broker}),
+                           st.sampled_from(["crash", "pause", "resume", "clean_restart", "hold_alter_partition"]), b)
+    restart = st.builds(lambda broker, lose: ("restart", {"broker": broker, "lose": lose}), b,
+                        st.sampled_from(["none", "disk"]))
+    controller: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.just(("fail_over_controller", {}))
+    return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller)
+
+
+def steps_strategy(brokers: int, max_steps: int) -> st.SearchStrategy[Steps]:
+    create = ("create_topic", {"topic": TOPIC, "replication": min(3, brokers)})
+    return st.lists(step_strategy(brokers), min_size=min(4, max_steps), max_size=max_steps).map(
+        lambda drawn: [create, *drawn])
+
+
+def history_config(target: Target) -> HistoryConfig:
+    options = getattr(target, "options", {}) or {}
+    return HistoryConfig(session_timeout_ms=int(options.get("session-timeout-ms", 6000)),
+                         min_insync_replicas=int(options.get("min-insync-replicas", 2)))
+
+
+class HistoryFailure(Exception):
+    """Raised inside the Hypothesis test so it shrinks; carries nothing Hypothesis needs."""
+
+
+@dataclass
+class FinishedHistory:
+    steps: Steps
+    history: History
+    violations: list[Violation]
+    findings: list[Finding]
+    started_at: float
+    seconds: float
+
+
+def findings_of(history: History, violations: list[Violation]) -> list[Finding]:
+    by_index = {e["i"]: e for e in history}
+    findings = []
+    for v in violations:
+        entry = by_index.get(v.i, {})
+        operation = entry.get("op") or ("observe" if entry.get("type") == "observe" else "cluster")
+        findings.append(Finding(VIOLATION, operation, v.i, v.message, property=v.property, evidence=v.evidence))
+    return findings
+
+
+@dataclass
+class HistoryWorker:
+    config: CampaignConfig
+    result: CampaignResult = field(default_factory=CampaignResult)
+    counter: int = 0
+    deadline: float | None = None
+    unsupported: bool = False
+
+    def __post_init__(self) -> None:
+        self.spec = TargetSpec(self.config.adapter, None, self.config.timeout_s)
+        self.make_target = self.spec.factory("cluster")
+        self.writer = RecordWriter(self.config.records_dir, self.config.campaign_id, 0)
+        if self.writer.path is not None:
+            self.result.records_files.append(str(self.writer.path))
+
+    def run_once(self, steps: Steps) -> FinishedHistory:
+        target = self.make_target()
+        config = history_config(target)
+        started, clock = time.time(), time.monotonic()
+        try:
+            history, violations = run_history(target, self.config.release, steps, config)
+            findings = findings_of(history, violations)
+        except UnsupportedConfiguration:
+            raise  # not an outcome of this run: the campaign cannot run at all
+        except TargetFailure as failure:
+            history, violations = [], []
+            findings = [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
+        except Exception as error:  # an unexpected failure of the target or its launcher: an outcome, not an abort
+            history, violations = [], []
+            findings = [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
+        finished = FinishedHistory(steps, history, violations, findings, started, time.monotonic() - clock)
+        self.result.steps += len(steps)
+        if findings and self.result.found_at is None:
+            self.result.found_at = time.monotonic()
+        return finished
+
+    def record(self, run: FinishedHistory, batch_seed: int, batch_examples: int, shrunk: bool) -> None:
+        config = self.config
+        self.counter += 1
+        run_id = f"{config.campaign_id}-w0-{self.counter:06d}"
+        replay = None
+        if run.findings:
+            replay = (config.replay_command(batch_seed, batch_examples) if shrunk
+                      else f"isrcheck replay {self.writer.path} --run {run_id}" if self.writer.path else None)
+        outcome = "pass" if not run.findings else ("crash" if run.findings[0].kind == CRASH else "finding")
+        results = [e for e in run.history if e["type"] == "op" and e["op"] not in FINAL_STEPS]
+        target = self.make_target()
+        record = {
+            "schema": SCHEMA_ID, "run_id": run_id, "campaign_id": config.campaign_id,
+            "started_at": utc_timestamp(run.started_at), "seed": batch_seed, "adapter": config.adapter,
+            "target": self.spec.display_name, "release": config.release, "mutant": None, "negative_control": None,
+            "level": "cluster", "differential": False, "steps": len(run.steps),
+            "duration_s": round(run.seconds, 6), "outcome": outcome,
+            "findings": [f.to_json() for f in run.findings],
+            "counterexample": None if not run.findings else {
+                "length": len(run.steps),
+                "diverging_step": run.findings[0].step,
+                "steps": [{"index": n + 1, "op": e["op"], "args": e["args"], "src": actor(e["op"])[0],
+                           "dst": actor(e["op"])[1], "target": e["result"]} for n, e in enumerate(results)],
+            },
+            "replay": replay,
+            "history": {"config": history_config(target).to_json(), "entries": run.history},
+        }
+        self.writer.write(record)
+        self.result.runs += 1
+        self.result.outcomes[outcome] += 1
+        for finding in run.findings:
+            self.result.signatures[finding.signature] += 1
+            self.result.examples.setdefault(finding.signature, {
+                "message": finding.message, "replay": replay, "run_id": run_id,
+                "counterexample_length": len(run.steps)})
+
+    def run_batch(self, batch: int, examples: int) -> bool:
+        config = self.config
+        batch_seed = config.seed + batch
+        brokers = int(getattr(self.make_target(), "options", {}).get("brokers", 3))
+        failing: list[FinishedHistory] = []
+
+        @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate, Phase.shrink],
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, report_multiple_bugs=False,
+                  print_blob=False)
+        @given(steps_strategy(brokers, config.steps))
+        def test(steps: Steps) -> None:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                return  # the budget is spent: the remaining examples of this batch do not run
+            finished = self.run_once(steps)
+            if finished.findings:
+                failing.append(finished)
+                if not config.stop_at_first:
+                    self.record(finished, batch_seed, examples, shrunk=False)
+                    return
+                raise HistoryFailure()
+            self.record(finished, batch_seed, examples, shrunk=False)
+
+        seed(batch_seed)(test)
+        try:
+            with seed_only_draws(), shrinking_within(config.shrink_budget_s):
+                test()
+        except HistoryFailure:
+            self.record(failing[-1], batch_seed, examples, shrunk=True)  # Hypothesis ran the smallest last
+            return True
+        except Flaky as error:
+            if failing:
+                self.record(failing[-1], batch_seed, examples, shrunk=False)
+            self.result.outcomes["flaky"] += 1
+            self.result.examples.setdefault("flaky", {"message": str(error)[:500]})
+            return True
+        except UnsupportedConfiguration as error:
+            print(f"isrcheck: {error}", file=sys.stderr)
+            self.result.outcomes["skipped"] += 1
+            self.unsupported = True
+            return True
+        return False
+
+
+def actor(op: str) -> tuple[str, str]:
+    if op in ("produce", "consume"):
+        return "client", "cluster"
+    if op in ("create_topic", "heal"):
+        return "harness", "cluster"
+    return "nemesis", "cluster"
+
+
+def is_black_box(config: CampaignConfig) -> bool:
+    """Whether the target judges by history (it declares `black_box_history`)."""
+    from isrcheck.adapters.catalogue.registry import make_target
+
+    return bool(getattr(make_target(config.adapter, config.timeout_s), "black_box_history", False))
+
+
+def run_history_campaign(config: CampaignConfig,
+                         on_progress: Callable[[int, int, int, float], None] | None = None) -> CampaignResult:
+    """Batches in order (one process: a cluster takes most of a 2-core machine), within the budget."""
+    started = time.monotonic()
+    deadline = None if config.budget_s is None else started + config.budget_s
+    worker = HistoryWorker(config, deadline=deadline)
+    try:
+        for batch, examples in plan_batches(config):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            stop = worker.run_batch(batch, examples)
+            if on_progress is not None:
+                on_progress(worker.result.runs, worker.result.steps, sum(worker.result.signatures.values()),
+                            time.monotonic() - started)
+            if worker.unsupported or (stop and config.stop_at_first):
+                break
+    finally:
+        worker.writer.close()
+    result = worker.result
+    result.seconds = time.monotonic() - started
+    if result.found_at is not None:
+        result.seconds_to_first_finding = result.found_at - started
+    return result
+
+
+def rejudge(record: dict[str, Any]) -> list[Violation]:
+    """`isrcheck check`: the properties judged again on a record's history."""
+    history = record.get("history") or {}
+    return check_history(list(history.get("entries") or []), HistoryConfig.from_json(history.get("config") or {}))

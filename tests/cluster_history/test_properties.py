@@ -1,0 +1,172 @@
+"""The black-box cluster properties, each shown failing on a history built to break it and
+holding on the honest version of the same history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from isrcheck.conformance.properties.cluster_history import HistoryConfig, check_history
+
+CONFIG = HistoryConfig(session_timeout_ms=6000, settle_ms=4000, min_insync_replicas=2)
+
+
+class Builder:
+    """Writes a history the way the engine does (op entries, observe entries, times)."""
+
+    def __init__(self) -> None:
+        self.history: list[dict[str, Any]] = []
+        self.t = 0.0
+
+    def op(self, op: str, args: dict[str, Any], result: dict[str, Any] | None = None, took: float = 0.1) -> None:
+        self.history.append({"type": "op", "i": len(self.history), "t": self.t, "op": op, "args": args,
+                             "result": result or {}, "t_end": self.t + took})
+        self.t += took
+
+    def see(self, leader: int, isr: list[int], hw: int | None, replicas: list[int] | None = None,
+            topic: str = "t") -> None:
+        view = {"exists": True, "leader": leader, "isr": isr, "replicas": replicas or [101, 102, 103],
+                "leader_epoch": 0, "hw": hw}
+        self.history.append({"type": "observe", "i": len(self.history), "t": self.t, "partition": f"{topic}-0",
+                             "view": view})
+
+    def wait(self, seconds: float) -> None:
+        self.op("tick", {"ms": int(seconds * 1000)}, took=seconds)
+
+
+def properties(history: list[dict[str, Any]]) -> list[str]:
+    return [v.property for v in check_history(history, CONFIG)]
+
+
+def acked_then_read(read_back: dict[str, str]) -> list[dict[str, Any]]:
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 102, 103], 0)
+    b.op("produce", {"topic": "t", "records": 2, "acks": "all"},
+         {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
+    b.see(101, [101, 102, 103], 2)
+    b.op("heal", {"timeout_ms": 1000}, {"settled": True})
+    b.see(101, [101, 102, 103], 2)
+    b.op("consume", {"topic": "t"}, {"records": {"0": read_back}})
+    return b.history
+
+
+def test_p_ack_holds_when_every_acknowledged_record_reads_back() -> None:
+    assert properties(acked_then_read({"0": "a", "1": "b"})) == []
+
+
+def test_p_ack_fails_on_a_lost_or_replaced_record() -> None:
+    assert properties(acked_then_read({"0": "a"})) == ["P-ACK"]
+    assert properties(acked_then_read({"0": "a", "1": "x"})) == ["P-ACK"]
+
+
+def test_p_ack_ignores_acks_1_and_records_whose_whole_isr_lost_its_disk() -> None:
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "configs": {"min.insync.replicas": "1"}})
+    b.see(101, [101], 0)
+    b.op("produce", {"topic": "t", "acks": "1"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [1], "values": ["b"]})
+    b.see(101, [101], 2)
+    b.op("restart", {"broker": 1, "lose": "disk"})  # the only in-sync copy is gone: nothing is promised
+    b.op("heal", {})
+    b.see(101, [101], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    assert "P-ACK" not in properties(b.history)
+
+
+def test_p_ack_judges_a_record_whose_isr_kept_a_copy_although_another_broker_lost_its_disk() -> None:
+    """KAFKA-14139's shape: acknowledged with ISR {1}; broker 2 (not in that ISR) loses its disk."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "replicas": [1, 2], "configs": {"min.insync.replicas": "1"}})
+    b.see(101, [101], 0, [101, 102])
+    b.op("produce", {"topic": "t"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101], 1, [101, 102])
+    b.op("restart", {"broker": 2, "lose": "disk"})
+    b.see(101, [101, 102], 1, [101, 102])
+    b.op("crash", {"broker": 1})
+    b.see(102, [102], 0, [101, 102])
+    b.op("heal", {})
+    b.see(102, [102, 101], 0, [101, 102])
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    assert properties(b.history) == ["P-ACK", "P-HWC"]  # the acknowledgement, then the decline
+
+
+def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    for hw in (0, 3, 3, 5, None, 5):
+        b.see(101, [101, 102, 103], hw)
+    assert properties(b.history) == []
+    b.see(102, [102, 103], 4)
+    assert properties(b.history) == ["P-HWC"]
+
+
+def test_p_elig_fails_on_a_broker_down_past_the_session_timeout_left_in_the_isr() -> None:
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.op("crash", {"broker": 3})
+    b.wait(5)
+    b.see(101, [101, 102, 103], 0)  # within the session timeout: allowed
+    assert properties(b.history) == []
+    b.wait(6)
+    b.see(101, [101, 102], 0)  # fenced and removed
+    assert properties(b.history) == []
+    b.see(101, [101, 102, 103], 0)  # 11 s down (> 6 + 4): still in the ISR
+    assert properties(b.history) == ["P-ELIG"]
+
+
+def test_p_elig_allows_the_last_member_and_judges_no_view_while_a_controller_link_is_cut() -> None:
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.op("crash", {"broker": 1})
+    b.wait(12)
+    b.see(-1, [101], 0)  # last member: Kafka keeps it, leaderless (controller.md §4.4)
+    assert properties(b.history) == []
+    b.op("net", {"broker": 2, "link": "controller", "mode": "cut"})
+    b.wait(12)
+    b.see(102, [102, 101], 0)  # may be broker 2's stale Metadata: not judged while its link is cut
+    assert properties(b.history) == []
+    b.op("net", {"broker": 2, "link": "controller", "mode": "pass"})
+    b.wait(5)
+    b.see(102, [102, 101], 0)
+    assert properties(b.history) == ["P-ELIG"]
+
+
+def test_leader_in_isr() -> None:
+    b = Builder()
+    b.see(101, [101, 102], 0)
+    b.see(-1, [102], 0)  # no leader: nothing to check
+    assert properties(b.history) == []
+    b.see(103, [101, 102], 0)
+    assert properties(b.history) == ["LeaderInIsr"]
+
+
+def test_p_live_after_heal() -> None:
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(-1, [101], 0)  # before the heal: allowed
+    b.op("heal", {}, {"settled": False})
+    b.see(101, [101, 102], 0)
+    assert properties(b.history) == []
+    b.op("heal", {}, {"settled": False})
+    b.see(101, [101], 0)  # min.insync.replicas=2 not reached
+    assert properties(b.history) == ["P-LIVE"]
+    b.op("heal", {}, {"settled": False})
+    b.see(-1, [101], 0)
+    assert properties(b.history) == ["P-LIVE"]
+
+
+def test_p_elig_is_not_judged_while_a_brokers_metadata_is_held_back() -> None:
+    """Metadata may come from the broker whose metadata log is held: it can be stale."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.op("pause", {"broker": 3})
+    b.op("hold_api", {"broker": 1, "api": "Fetch"})
+    b.wait(12)
+    b.see(101, [101, 102, 103], 0)
+    assert properties(b.history) == []
+    b.op("release_api", {"broker": 1, "api": "Fetch"})
+    b.see(101, [101, 102, 103], 0)  # within the settle time after the release
+    assert properties(b.history) == []
+    b.wait(5)
+    b.see(101, [101, 102, 103], 0)
+    assert properties(b.history) == ["P-ELIG"]

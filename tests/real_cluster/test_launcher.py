@@ -1,0 +1,113 @@
+"""The loopback cluster launcher's process discipline, on a stand-in KAFKA_HOME whose scripts
+behave like Kafka's where it matters (format writes the log dir, the server writes "Kafka Server
+started" to $LOG_DIR/server.log and runs until signalled): each node in its own process group,
+stopped by PID, data removed, logs kept only on failure, nothing left when the parent is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, LocalKafkaCluster, free_base_port
+
+START = """#!/bin/sh
+echo "[$(date)] INFO [KafkaRaftServer nodeId=0] Kafka Server started" >> "$LOG_DIR/server.log"
+exec sleep 600
+"""
+STORAGE = """#!/bin/sh
+# kafka-storage.sh format -t ID -c FILE: create log.dirs from FILE
+dir=$(sed -n 's/^log.dirs=//p' "$5"); mkdir -p "$dir"; echo "cluster.id=$3" > "$dir/meta.properties"
+"""
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path) -> Path:
+    (tmp_path / "bin").mkdir()
+    for name, text in (("kafka-server-start.sh", START), ("kafka-storage.sh", STORAGE)):
+        script = tmp_path / "bin" / name
+        script.write_text(text)
+        script.chmod(0o755)
+    return tmp_path
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def wait_for_state(pid: int | None, state: str) -> bool:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().split()[2] == state:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_nodes_run_in_their_own_groups_and_stop_cleanly(fake_home: Path) -> None:
+    cluster = LocalKafkaCluster(fake_home, ClusterLayout(brokers=3, base_port=free_base_port()))
+    cluster.start(timeout_s=30)
+    workdir = cluster.workdir
+    assert workdir is not None
+    pids = {name: node.pid for name, node in cluster.nodes.items()}
+    assert sorted(pids) == ["broker-1", "broker-2", "broker-3", "controller-1"]
+    assert all(pid is not None and os.getpgid(pid) == pid for pid in pids.values())
+    assert (workdir / "data" / "broker-2" / "meta.properties").exists()
+
+    cluster.kill("broker-2")
+    assert not alive(pids["broker-2"]) and not cluster.running("broker-2")
+    cluster.restart("broker-2", wipe=True, timeout_s=30)
+    assert cluster.running("broker-2") and (workdir / "data" / "broker-2" / "meta.properties").exists()
+    cluster.pause("broker-1")
+    assert wait_for_state(cluster.nodes["broker-1"].pid, "T")  # stopped (SIGSTOP)
+    cluster.resume("broker-1")
+
+    cluster.stop()
+    assert not any(alive(pid) for pid in pids.values() if pid is not None)
+    assert not workdir.exists()
+
+
+def test_logs_are_kept_when_the_run_failed(fake_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = LocalKafkaCluster(fake_home, ClusterLayout(brokers=3, base_port=free_base_port()))
+    cluster.start(timeout_s=30)
+    workdir = cluster.workdir
+    assert workdir is not None
+    cluster.failed = True
+    cluster.stop()
+    assert (workdir / "logs" / "broker-1" / "server.log").exists() and not (workdir / "data").exists()
+    assert str(workdir / "logs") in capsys.readouterr().err
+    subprocess.run(["rm", "-rf", str(workdir)], check=True)
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, LocalKafkaCluster, free_base_port
+cluster = LocalKafkaCluster(Path(sys.argv[1]), ClusterLayout(brokers=3, base_port=free_base_port()))
+cluster.start(timeout_s=30)
+print(cluster.workdir, *[node.pid for node in cluster.nodes.values()], flush=True)
+time.sleep(600)
+"""
+
+
+def test_nothing_outlives_a_killed_parent(fake_home: Path) -> None:
+    parent = subprocess.Popen([sys.executable, "-c", CHILD, str(fake_home)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert parent.stdout is not None
+    workdir, *pids = parent.stdout.readline().split()
+    assert len(pids) == 4 and all(alive(int(pid)) for pid in pids)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (any(alive(int(pid)) for pid in pids) or Path(workdir).exists()):
+        time.sleep(0.2)
+    assert not any(alive(int(pid)) for pid in pids)
+    assert not Path(workdir).exists()

@@ -1,0 +1,112 @@
+"""The TCP proxy in front of a listener: pass, cut, and holding one api key's request in flight
+while other requests on other connections go through (how a leader's AlterPartition is held)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from isrcheck.adapters.real_kafka.cluster_processes import free_base_port
+from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, CUT, HOLD_API, PASS, TcpProxy
+
+
+def frame(api_key: int, body: bytes = b"") -> bytes:
+    """A request frame as Kafka writes it: int32 size, then int16 api key (and the rest)."""
+    payload = struct.pack(">hh", api_key, 0) + body
+    return struct.pack(">i", len(payload)) + payload
+
+
+class EchoServer:
+    """Answers every request frame with its api key (a stand-in for a controller listener)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_server(("127.0.0.1", port))
+        self.seen: list[int] = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+
+    def answer(self, conn: socket.socket) -> None:
+        with conn:
+            while True:
+                head = conn.recv(4, socket.MSG_WAITALL)
+                if len(head) < 4:
+                    return
+                body = conn.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+                api_key = struct.unpack(">h", body[:2])[0]
+                self.seen.append(api_key)
+                conn.sendall(struct.pack(">h", api_key))
+
+
+@pytest.fixture
+def proxied() -> Iterator[tuple[EchoServer, TcpProxy]]:
+    base = free_base_port()
+    server = EchoServer(base + 1)
+    proxy = TcpProxy(base + 2, base + 1)
+    yield server, proxy
+    proxy.stop()
+    server.sock.close()
+
+
+def ask(port: int, api_key: int, timeout_s: float = 2.0) -> int | None:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as conn:
+        conn.sendall(frame(api_key, b"x" * 10))
+        try:
+            answer = conn.recv(2, socket.MSG_WAITALL)
+        except (TimeoutError, ConnectionResetError):
+            return None
+        return struct.unpack(">h", answer)[0] if len(answer) == 2 else None
+
+
+def test_pass_and_cut(proxied: tuple[EchoServer, TcpProxy]) -> None:
+    server, proxy = proxied
+    assert ask(proxy.listen_port, 3) == 3
+    proxy.set_mode(CUT)
+    assert ask(proxy.listen_port, 3, timeout_s=1) is None
+    proxy.set_mode(PASS)
+    assert ask(proxy.listen_port, 3) == 3
+    assert server.seen == [3, 3]
+
+
+def test_hold_api_holds_only_that_request_until_released(proxied: tuple[EchoServer, TcpProxy]) -> None:
+    server, proxy = proxied
+    proxy.set_mode(HOLD_API, api_key=ALTER_PARTITION)
+    held = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=5)
+    held.sendall(frame(ALTER_PARTITION))
+    assert proxy.wait_held(2.0)
+    assert ask(proxy.listen_port, 63) == 63  # a heartbeat on another connection goes through
+    assert ALTER_PARTITION not in server.seen
+    proxy.release()
+    assert struct.unpack(">h", held.recv(2, socket.MSG_WAITALL))[0] == ALTER_PARTITION
+    held.close()
+    assert server.seen == [63, ALTER_PARTITION]
+
+
+def test_hold_api_also_holds_the_answer_to_a_request_already_forwarded(
+        proxied: tuple[EchoServer, TcpProxy]) -> None:
+    """A metadata-log Fetch is a long poll: holding the next Fetch is not enough, the connection
+    that carries Fetches is held in both directions at once."""
+    server, proxy = proxied
+    conn = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=1)
+    conn.sendall(frame(1))
+    assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
+    proxy.hold_api(1)
+    assert proxy.held(1) == 0  # nothing waits yet
+    conn.sendall(frame(1))
+    deadline = time.monotonic() + 2
+    while proxy.held(1) == 0 and time.monotonic() < deadline:
+        pass
+    assert proxy.held(1) == 1 and server.seen == [1]
+    proxy.release_api(1)
+    assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
+    conn.close()
