@@ -12,6 +12,11 @@ The JVM is the harness of `isrcheck.adapters.kafka_jvm.launcher`, spoken to thro
 (docs/exec-protocol.md); it reports the one release its classes are, and a run for another
 release is skipped with that reason. Only one JVM runs at a time per target: a run for another
 release stops the previous one.
+
+Observation is exact and costs one round trip per step: after an operation the first `observe`
+fetches every partition and broker registration at once (the harness's `snapshot` method, an
+extension of exec/1), and the step's further observations are answered from it until the next
+operation.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class KafkaJvmTarget(Target):
             self.fixed = kafka_home_classpath(Path(os.environ["KAFKA_HOME"]))
         self.current: ExecTarget | None = None
         self.current_key: str | None = None
+        self.snapshot: dict[str, Any] | None = None
         if self.fixed is not None:
             self.current = self.start(self.fixed, "fixed")
             self.name = self.current.name
@@ -93,15 +99,25 @@ class KafkaJvmTarget(Target):
         return self.current
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
+        self.snapshot = None
         self.target_for(release).open(release, config)
 
     def execute(self, op: str, args: Args) -> Result:
         assert self.current is not None
+        self.snapshot = None
         return self.current.execute(op, args)
 
     def observe(self, what: str, args: Args) -> Result:
         assert self.current is not None
-        return self.current.observe(what, args)
+        if self.snapshot is None:
+            self.snapshot = dict(self.current.call("snapshot", {}))
+        if what == "partition":
+            key = f"{args['topic']}/{int(args.get('partition', 0))}"
+            return dict(self.snapshot["partitions"].get(key, {"exists": False}))
+        if what == "broker":
+            unregistered = {"registered": False, "fenced": True, "in_controlled_shutdown": False, "broker_epoch": -1}
+            return dict(self.snapshot["brokers"].get(str(int(args["broker"])), unregistered))
+        raise ValueError(f"cannot observe {what!r}")
 
     def close(self) -> None:
         if self.current is not None:

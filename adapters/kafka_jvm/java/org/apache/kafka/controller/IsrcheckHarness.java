@@ -174,6 +174,9 @@ public final class IsrcheckHarness {
                 case "close":
                     result = NODES.nullNode();
                     break;
+                case "snapshot":
+                    result = snapshot();
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown method " + method);
             }
@@ -385,10 +388,20 @@ public final class IsrcheckHarness {
         message.write(new ByteBufferAccessor(buffer), cache, version);
         buffer.flip();
         try {
-            Constructor<?> c = message.getClass().getConstructor(Readable.class, short.class);
+            Constructor<?> c = READERS.computeIfAbsent(message.getClass(), IsrcheckHarness::reader);
             return (T) c.newInstance(new ByteBufferAccessor(buffer), version);
         } catch (ReflectiveOperationException e) {
             throw IsrcheckCompat.unwrap(e);
+        }
+    }
+
+    private static final Map<Class<?>, Constructor<?>> READERS = new HashMap<>();
+
+    private static Constructor<?> reader(Class<?> type) {
+        try {
+            return type.getConstructor(Readable.class, short.class);
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(type + " has no (Readable, short) constructor", e);
         }
     }
 
@@ -839,16 +852,60 @@ public final class IsrcheckHarness {
     // ------------------------------------------------------------------------------ observation
 
     /** Partition and broker registrations read from the managers' in-memory state (controller.md §1.1, §1.2). */
-    JsonNode observe(String what, JsonNode args) {
+    /**
+     * Every partition and broker registration at once (an isrcheck extension of exec/1 that
+     * {@code KafkaJvmTarget} uses to answer a step's observations with one round trip): the same
+     * fields as {@code observe}, keyed {@code "topic/partition"} and by broker id.
+     */
+    JsonNode snapshot() {
         ObjectNode result = NODES.objectNode();
-        if (what.equals("broker")) {
-            BrokerRegistration registration = clusterControl.registration(args.path("broker").asInt());
-            result.put("registered", registration != null);
-            result.put("fenced", registration == null || registration.fenced());
-            result.put("in_controlled_shutdown", registration != null && registration.inControlledShutdown());
-            result.put("broker_epoch", registration == null ? -1 : registration.epoch());
-            return result;
+        ObjectNode partitions = result.putObject("partitions");
+        for (Map.Entry<String, Uuid> topic : replicationControl.findAllTopicIds(Long.MAX_VALUE).entrySet()) {
+            for (int index = 0; ; index++) {
+                PartitionRegistration p = replicationControl.getPartition(topic.getValue(), index);
+                if (p == null) {
+                    break;
+                }
+                partitions.set(topic.getKey() + "/" + index, partition(p));
+            }
         }
+        ObjectNode brokers = result.putObject("brokers");
+        for (Map.Entry<Integer, BrokerRegistration> broker : clusterControl.brokerRegistrations().entrySet()) {
+            brokers.set(String.valueOf(broker.getKey()), broker(broker.getValue()));
+        }
+        return result;
+    }
+
+    private static ObjectNode broker(BrokerRegistration registration) {
+        ObjectNode result = NODES.objectNode();
+        result.put("registered", registration != null);
+        result.put("fenced", registration == null || registration.fenced());
+        result.put("in_controlled_shutdown", registration != null && registration.inControlledShutdown());
+        result.put("broker_epoch", registration == null ? -1 : registration.epoch());
+        return result;
+    }
+
+    private static ObjectNode partition(PartitionRegistration p) {
+        ObjectNode result = NODES.objectNode();
+        result.put("exists", true);
+        result.put("leader", p.leader);
+        result.set("isr", ints(p.isr));
+        result.set("replicas", ints(p.replicas));
+        result.put("leader_epoch", p.leaderEpoch);
+        result.put("partition_epoch", p.partitionEpoch);
+        result.put("leader_recovery_state", p.leaderRecoveryState.name());
+        result.set("elr", ints(IsrcheckCompat.intArrayField(p, "elr")));
+        result.set("last_known_elr", ints(IsrcheckCompat.intArrayField(p, "lastKnownElr")));
+        result.set("adding", ints(p.addingReplicas));
+        result.set("removing", ints(p.removingReplicas));
+        return result;
+    }
+
+    JsonNode observe(String what, JsonNode args) {
+        if (what.equals("broker")) {
+            return broker(clusterControl.registration(args.path("broker").asInt()));
+        }
+        ObjectNode result = NODES.objectNode();
         if (what.equals("partition")) {
             Uuid id = replicationControl.getTopicId(args.path("topic").asText());
             PartitionRegistration p = id == null ? null : replicationControl.getPartition(id, args.path("partition").asInt(0));
@@ -856,18 +913,7 @@ public final class IsrcheckHarness {
                 result.put("exists", false);
                 return result;
             }
-            result.put("exists", true);
-            result.put("leader", p.leader);
-            result.set("isr", ints(p.isr));
-            result.set("replicas", ints(p.replicas));
-            result.put("leader_epoch", p.leaderEpoch);
-            result.put("partition_epoch", p.partitionEpoch);
-            result.put("leader_recovery_state", p.leaderRecoveryState.name());
-            result.set("elr", ints(IsrcheckCompat.intArrayField(p, "elr")));
-            result.set("last_known_elr", ints(IsrcheckCompat.intArrayField(p, "lastKnownElr")));
-            result.set("adding", ints(p.addingReplicas));
-            result.set("removing", ints(p.removingReplicas));
-            return result;
+            return partition(p);
         }
         throw new IllegalArgumentException("cannot observe " + what);
     }
