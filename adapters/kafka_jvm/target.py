@@ -22,6 +22,7 @@ operation.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,15 @@ SHARED_KAFKA = Path(__file__).resolve().parents[2].parent / "shared" / "kafka"
 """`<repo>/../shared/kafka`: one KAFKA_HOME per release line (3.3, 3.5, 3.7, 3.9)."""
 
 
+def clients_version(entries: list[Path]) -> str | None:
+    """The Kafka version in the name of the first `kafka-clients-X.Y.Z.jar` on the class path."""
+    for entry in entries:
+        match = re.fullmatch(r"kafka-clients-(\d+\.\d+\.\d+.*)\.jar", entry.name)
+        if match:
+            return match.group(1)
+    return None
+
+
 def release_line(release: str) -> str:
     parts = release.strip().split(".")
     return ".".join(parts[:2])
@@ -48,7 +58,10 @@ class KafkaJvmTarget(Target):
     levels = frozenset({CONTROLLER})
 
     def __init__(self, classpath: str | None = None, kafka_home: str | None = None, timeout_s: float = 30.0,
-                 shared_kafka: Path = SHARED_KAFKA) -> None:
+                 shared_kafka: Path = SHARED_KAFKA, without: tuple[str, ...] = ()) -> None:
+        """No JVM starts here: the first `open` starts it (campaigns build targets just to read
+        their attributes). `without` names operations the generator must not send (an explicit
+        choice, e.g. to explore past a known divergence)."""
         if classpath is not None and kafka_home is not None:
             raise UsageError("kafka-jvm: give classpath= or kafka-home=, not both")
         self.jdk = find_jdk()
@@ -64,10 +77,11 @@ class KafkaJvmTarget(Target):
         self.current: ExecTarget | None = None
         self.current_key: str | None = None
         self.snapshot: dict[str, Any] | None = None
+        self.unsupported_operations = frozenset(without)
         if self.fixed is not None:
-            self.current = self.start(self.fixed, "fixed")
-            self.name = self.current.name
-            self.releases = self.current.releases
+            self.name = "kafka-jvm"
+            version = clients_version(self.fixed)
+            self.releases = None if version is None else frozenset({release_line(version)})
         else:
             available = sorted(p.name for p in shared_kafka.glob("*") if (p / "libs").is_dir())
             if not available:
@@ -84,7 +98,9 @@ class KafkaJvmTarget(Target):
 
     def target_for(self, release: str) -> ExecTarget:
         if self.fixed is not None:
-            assert self.current is not None
+            if self.current is None:
+                self.current = self.start(self.fixed, "fixed")
+                self.name = self.current.name
             return self.current
         line = release_line(release)
         if self.current is not None and self.current_key == line:

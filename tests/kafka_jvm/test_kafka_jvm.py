@@ -36,6 +36,8 @@ def target(kafka_39: Path) -> Iterator[KafkaJvmTarget]:
 
 def test_the_jvm_reports_the_release_of_its_classes(target: KafkaJvmTarget) -> None:
     assert target.releases == frozenset({"3.9"})
+    target.open("3.9", {})
+    target.close()
     assert target.name == "kafka-jvm 3.9.0"
 
 
@@ -91,9 +93,11 @@ def test_a_short_campaign_finds_only_the_known_divergence(kafka_39: Path) -> Non
 
 
 def test_the_adapter_spec_reaches_the_target(kafka_39: Path) -> None:
-    target = make_target(f"kafka-jvm,kafka-home={kafka_39}")
+    target = make_target(f"kafka-jvm,kafka-home={kafka_39},without=reassign+fail_over_controller")
     try:
         assert isinstance(target, KafkaJvmTarget) and target.releases == frozenset({"3.9"})
+        assert target.unsupported_operations == frozenset({"reassign", "fail_over_controller"})
+        assert target.current is None  # no JVM until the first open
     finally:
         target.shutdown()
 
