@@ -84,6 +84,7 @@ def bench_ops(target: Target, release: str, seconds: float) -> dict[str, Any]:
         target.observe("partition", {"topic": "bench", "partition": 0})
         target.observe("broker", {"broker": 1})
 
+    rate(min(2.0, seconds), step)  # warm-up (the JVM's compiler; the reference's caches)
     figures = {"alter_partition": rate(seconds, alter_partition), "heartbeat": rate(seconds, heartbeat),
                "step": rate(seconds, step)}
     target.close()

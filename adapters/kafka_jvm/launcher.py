@@ -24,7 +24,10 @@ JAVA_SOURCES = Path(__file__).parent / "java"
 MAIN_CLASS = "org.apache.kafka.controller.IsrcheckHarness"
 REQUIRED_JARS = ("kafka-clients", "kafka-metadata", "kafka-server-common")
 """Jars the controller classes need: ReplicationControlManager & co. are in kafka-metadata."""
-JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-Xss1m")
+JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m")
+"""Small heap, one GC thread, and only the C1 compiler: runs are short and the machine is shared —
+C2's compile threads cost more than they give back (in-JVM AlterPartition 1,000-2,200/s with C2,
+8,600-11,600/s C1-only, same loaded 2-core machine)."""
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,9 @@ public final class IsrcheckHarness {
         PrintStream protocolOut = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         System.setOut(System.err); // anything Kafka or a logger prints goes to stderr, never into the protocol
         IsrcheckHarness harness = new IsrcheckHarness(protocolOut);
+        if (harness.release != null && !"0".equals(System.getProperty("isrcheck.warmup"))) {
+            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release);
+        }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -139,6 +142,46 @@ public final class IsrcheckHarness {
                 continue;
             }
             harness.handle(line);
+        }
+    }
+
+    /**
+     * Runs every operation a few hundred times on a throwaway controller before the first request,
+     * so that a short campaign does not spend its first seconds in the interpreter. Its state is
+     * discarded (every run starts with {@code open}, a fresh controller); failures are only logged.
+     */
+    void warmUp(String release) {
+        String[] ops = {
+            "{\"op\":\"register_broker\",\"args\":{\"broker\":1,\"incarnation\":\"a\"}}",
+            "{\"op\":\"register_broker\",\"args\":{\"broker\":2,\"incarnation\":\"a\"}}",
+            "{\"op\":\"register_broker\",\"args\":{\"broker\":3,\"incarnation\":\"a\"}}",
+            "{\"op\":\"unfence_broker\",\"args\":{\"broker\":1}}",
+            "{\"op\":\"unfence_broker\",\"args\":{\"broker\":2}}",
+            "{\"op\":\"unfence_broker\",\"args\":{\"broker\":3}}",
+            "{\"op\":\"create_topic\",\"args\":{\"topic\":\"w\",\"assignment\":[[1,2,3],[2,3,1]]}}",
+            "{\"op\":\"create_partitions\",\"args\":{\"topic\":\"w\",\"count\":3,\"assignment\":[[3,1,2]]}}",
+            "{\"op\":\"alter_partition\",\"args\":{\"version\":2,\"broker\":1,\"broker_epoch\":1,\"topic\":\"w\","
+                + "\"partition\":0,\"leader_epoch\":0,\"partition_epoch\":0,\"isr\":[[1,-1],[2,-1]]}}",
+            "{\"op\":\"elect_leaders\",\"args\":{\"type\":\"preferred\",\"partitions\":[[\"w\",1]]}}",
+            "{\"op\":\"reassign\",\"args\":{\"topic\":\"w\",\"partition\":1,\"replicas\":[1,2]}}",
+            "{\"op\":\"controlled_shutdown\",\"args\":{\"broker\":2}}",
+            "{\"op\":\"controlled_shutdown\",\"args\":{\"broker\":2}}",
+            "{\"op\":\"fence_broker\",\"args\":{\"broker\":3}}",
+            "{\"op\":\"heartbeat\",\"args\":{\"broker\":1,\"broker_epoch\":1,\"want_fence\":false,"
+                + "\"want_shut_down\":false,\"caught_up\":true}}",
+            "{\"op\":\"fail_over_controller\",\"args\":{}}",
+            "{\"op\":\"unregister_broker\",\"args\":{\"broker\":3}}",
+        };
+        try {
+            for (int round = 0; round < 150; round++) {
+                handle("{\"id\":0,\"method\":\"open\",\"params\":{\"release\":\"" + release + "\",\"config\":{}}}");
+                for (String op : ops) {
+                    handle("{\"id\":0,\"method\":\"execute\",\"params\":" + op + "}");
+                }
+                handle("{\"id\":0,\"method\":\"snapshot\",\"params\":{}}");
+            }
+        } catch (RuntimeException e) {
+            System.err.println("warm-up: " + e);
         }
     }
 
