@@ -13,6 +13,9 @@ printed replay commands all carry them (docs/wire.md, docs/real-kafka.md):
   ``image=apache/kafka:3.9.0`` or ``version=3.9.0`` pick the image, ``session-timeout-ms``.
 * ``kafka-local`` — the same against an unpacked distribution: ``kafka-home=DIR`` (default $KAFKA_HOME).
 * ``kafka-cluster`` — real brokers (isrcheck.adapters.real_kafka.kafka_cluster).
+* ``kafka-jvm`` — Kafka's own controller classes in one JVM (docs/kafka-jvm.md): ``kafka-home=DIR``
+  or ``classpath=A:B:DIR/*`` (default $KAFKA_HOME, else ``<repo>/../shared/kafka/<release>``),
+  ``timeout`` (seconds per request, default 30), ``without=OP+OP`` (operations not generated).
 """
 
 from __future__ import annotations
@@ -86,9 +89,21 @@ def kafka_cluster(options: dict[str, str]) -> Target:
     return cluster_target(options)
 
 
+def kafka_jvm(options: dict[str, str]) -> Target:
+    from isrcheck.adapters.kafka_jvm.target import KafkaJvmTarget
+
+    unknown = set(options) - {"kafka-home", "classpath", "timeout", "without"}
+    if unknown:
+        raise UsageError(f"kafka-jvm: unknown option(s) {', '.join(sorted(unknown))} "
+                         "(known: classpath, kafka-home, timeout, without)")
+    without = tuple(op for op in options.get("without", "").split("+") if op)
+    return KafkaJvmTarget(options.get("classpath"), options.get("kafka-home"), float_option(options, "timeout", 30.0),
+                          without=without)
+
+
 FACTORIES: dict[str, Callable[[dict[str, str]], Target]] = {
     "kafka-wire": kafka_wire, "kafka-docker": kafka_docker, "kafka-local": kafka_local,
-    "kafka-cluster": kafka_cluster,
+    "kafka-cluster": kafka_cluster, "kafka-jvm": kafka_jvm,
 }
 
 

@@ -1,0 +1,27 @@
+"""Kafka homes for the kafka-jvm tests: `<repo>/../shared/kafka/<release>`. The tests of 3.9 must
+run whenever that directory exists (they skip only when it does not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_KAFKA = REPO.parent / "shared" / "kafka"
+RELEASES = ("3.3", "3.5", "3.7", "3.9")
+KNOWN_DIVERGENCE_PREFIXES = ("divergence:reassign:partition.",)
+"""K1 (docs/kafka-jvm.md): after a reassign, Kafka keeps a pending reassignment's adding/removing
+lists; findings with these signatures are that known reference divergence."""
+
+
+def kafka_home(release: str) -> Path:
+    home = SHARED_KAFKA / release
+    if not (home / "libs").is_dir():
+        pytest.skip(f"no Kafka {release} at {home}")
+    return home
+
+
+@pytest.fixture(scope="session")
+def kafka_39() -> Path:
+    return kafka_home("3.9")

@@ -1,0 +1,151 @@
+"""kafka-jvm against Kafka 3.9.0's own controller classes (`../shared/kafka/3.9`): hand-written
+scenarios pass, a short generated campaign finds nothing but the known K1 divergence, the K1
+scenarios hold on Kafka and not on the reference, and a missing JDK or jar is a one-line error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.adapters.kafka_jvm import launcher
+from isrcheck.adapters.kafka_jvm.target import KafkaJvmTarget
+from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.conformance.scenario.load import load_file
+from isrcheck.conformance.scenario.run import run_scenario
+
+from isrcheck.errors import UsageError
+from tests.kafka_jvm.conftest import KNOWN_DIVERGENCE_PREFIXES, REPO
+
+SCENARIOS = REPO / "conformance" / "scenarios"
+FINDINGS = REPO / "docs" / "kafka-jvm-findings"
+
+
+@pytest.fixture(scope="module")
+def target(kafka_39: Path) -> Iterator[KafkaJvmTarget]:
+    jvm = KafkaJvmTarget(kafka_home=str(kafka_39))
+    yield jvm
+    jvm.shutdown()
+
+
+def test_the_jvm_reports_the_release_of_its_classes(target: KafkaJvmTarget) -> None:
+    assert target.releases == frozenset({"3.9"})
+    target.open("3.9", {})
+    target.close()
+    assert target.name == "kafka-jvm 3.9.0"
+
+
+@pytest.mark.parametrize("name", ["alter_partition_eligibility.yaml", "broker_lifecycle.yaml", "kip_examples.yaml"])
+def test_scenarios_pass_against_kafkas_own_controller(target: KafkaJvmTarget, name: str) -> None:
+    results = [run_scenario(s, target, "3.9") for s in load_file(SCENARIOS / name)]
+    failed = [r.reason for r in results if r.status == "failed"]
+    assert not failed
+    assert sum(r.status == "passed" for r in results) >= 5
+
+
+def test_a_release_the_classes_are_not_is_skipped(target: KafkaJvmTarget) -> None:
+    scenario = load_file(SCENARIOS / "kip_examples.yaml")[0]
+    result = run_scenario(scenario, target, "3.7")
+    assert result.status == "skipped"
+    assert result.reason is not None and "3.9.0" in result.reason
+
+
+def test_observation_reads_partition_epochs_after_alter_partition(target: KafkaJvmTarget) -> None:
+    """controller.md §1.1 and §2.6 on 3.9 (MV 3.9-IV0): a leader's shrink bumps the partition epoch only."""
+    target.open("3.9", {})
+    for broker in (1, 2, 3):
+        assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
+        assert target.execute("unfence_broker", {"broker": broker})["error"] == "NONE"
+    assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3]]}) == {"error": "NONE"}
+    epoch = target.observe("broker", {"broker": 1})["broker_epoch"]
+    result = target.execute("alter_partition", {
+        "version": 3, "broker": 1, "broker_epoch": epoch, "topic": "t", "partition": 0, "leader_epoch": 0,
+        "partition_epoch": 0, "isr": [[1, -1], [2, -1]], "leader_recovery_state": "RECOVERED"})
+    assert (result["error"], result["isr"], result["leader_epoch"], result["partition_epoch"]) == ("NONE", [1, 2], 0, 1)
+    state = target.observe("partition", {"topic": "t", "partition": 0})
+    assert (state["isr"], state["leader_epoch"], state["partition_epoch"]) == ([1, 2], 0, 1)
+    assert target.observe("partition", {"topic": "nope", "partition": 0}) == {"exists": False}
+    target.close()
+
+
+def test_k1_scenarios_hold_on_kafka_and_not_on_the_reference(target: KafkaJvmTarget) -> None:
+    scenarios = load_file(FINDINGS / "K1_reassign_retarget.yaml")
+    on_kafka = [run_scenario(s, target, "3.9") for s in scenarios]
+    on_reference = [run_scenario(s, ReferenceTarget(), "3.9") for s in scenarios]
+    assert [r.status for r in on_kafka] == ["passed", "skipped", "passed"]
+    assert [r.status for r in on_reference] == ["failed", "skipped", "passed"]
+
+
+def test_a_short_campaign_finds_only_the_known_divergence(kafka_39: Path) -> None:
+    config = CampaignConfig(adapter=f"kafka-jvm,kafka-home={kafka_39}", release="3.9", examples=20, steps=30,
+                            seed=5, stop_at_first=False, batch_size=20)
+    result = run_campaign(config)
+    assert result.runs >= 20 and result.steps >= 20 * 10
+    assert set(result.outcomes) <= {"pass", "finding"}, result.outcomes
+    unknown = [s for s in result.signatures if not s.startswith(KNOWN_DIVERGENCE_PREFIXES)]
+    assert not unknown, result.examples
+
+
+def test_the_adapter_spec_reaches_the_target(kafka_39: Path) -> None:
+    target = make_target(f"kafka-jvm,kafka-home={kafka_39},without=reassign+fail_over_controller")
+    try:
+        assert isinstance(target, KafkaJvmTarget) and target.releases == frozenset({"3.9"})
+        assert target.unsupported_operations == frozenset({"reassign", "fail_over_controller"})
+        assert target.current is None  # no JVM until the first open
+    finally:
+        target.shutdown()
+
+
+# ------------------------------------------------------------------ one-line errors
+
+
+def one_line_cli_error(env: dict[str, str], *spec: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "isrcheck", "scenario", str(SCENARIOS / "kip_examples.yaml"),
+                           "--adapter", *spec, "--kafka", "3.9"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+def test_a_missing_jdk_is_a_one_line_error(tmp_path: Path, kafka_39: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "KAFKA_HOME")}
+    env["PATH"] = str(tmp_path)  # no java, no javac
+    env["PYTHONPATH"] = str(REPO)
+    line = one_line_cli_error(env, f"kafka-jvm,kafka-home={kafka_39}")
+    assert "JDK" in line and "javac" in line
+
+
+def test_a_missing_jar_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "libs").mkdir()
+    with zipfile.ZipFile(tmp_path / "libs" / "kafka-clients-9.9.jar", "w") as jar:
+        jar.writestr("x.txt", "not kafka")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    line = one_line_cli_error(env, f"kafka-jvm,kafka-home={tmp_path}")
+    assert "kafka-metadata-*.jar" in line and "kafka-server-common-*.jar" in line
+
+
+def test_a_missing_classpath_entry_and_a_non_kafka_home_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):
+        launcher.explicit_classpath(str(tmp_path / "nope.jar"))
+    with pytest.raises(UsageError, match="not a Kafka home"):
+        launcher.kafka_home_classpath(tmp_path)
+    with pytest.raises(UsageError, match="unknown option"):
+        make_target("kafka-jvm,home=/x")
+
+
+def test_the_compile_cache_key_follows_the_jars(tmp_path: Path) -> None:
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"one")
+    first = launcher.classpath_hash([jar])
+    assert launcher.classpath_hash([jar]) == first
+    jar.write_bytes(b"two")
+    assert launcher.classpath_hash([jar]) != first
