@@ -8,6 +8,7 @@ distribution (`KAFKA_HOME`, any release the profiles know, including 3.3/3.5 whi
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -18,8 +19,9 @@ from adapters.base import Target, UnsupportedConfiguration
 from adapters.controller_endpoints import ControllerEndpoint
 from adapters.controller_settings import ControllerSettings
 from adapters.kafka_containers import random_cluster_id, wait_for_api_versions
-from adapters.kafka_dump_log import DumpLogSource
-from adapters.kafka_properties import CONTROLLER_PORT, controller_node, dump_log_command, start_script
+from adapters.kafka_properties import CONTROLLER_PORT, controller_node, start_script
+from adapters.metadata_fetch import RaftFetchSource
+from adapters.metadata_schema import RecordDecoder
 
 
 def kafka_home_missing(home: str | None) -> str | None:
@@ -34,9 +36,15 @@ def kafka_home_missing(home: str | None) -> str | None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    low, high = (int(p) for p in os.environ.get("ISRCHECK_KAFKA_PORTS", "20000-29999").split("-"))
+    for port in random.sample(range(low, high + 1), min(200, high - low + 1)):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"no free port in {low}-{high}")
 
 
 class LocalControllers:
@@ -65,13 +73,9 @@ class LocalControllers:
         log = open(f"{work}/server.log", "wb")  # noqa: SIM115 - lives as long as the process
         process = subprocess.Popen(["sh", "-c", script], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for_api_versions("127.0.0.1", port)
-        segment_dir = f"{work}/data/__cluster_metadata-0"
-        command = dump_log_command(segment_dir, self.home)
-
-        def dump() -> str:
-            return subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False).stdout
-
-        endpoint = ControllerEndpoint("127.0.0.1", port, lambda: DumpLogSource(dump), self.session_timeout_ms,
+        decoder = RecordDecoder.for_kafka_home(self.home)
+        endpoint = ControllerEndpoint("127.0.0.1", port, lambda: RaftFetchSource("127.0.0.1", port, decoder),
+                                      self.session_timeout_ms,
                                       settings, cluster_id, f"{self.home} controller on 127.0.0.1:{port}")
         self.current = (settings, process, endpoint, work)
         return endpoint
