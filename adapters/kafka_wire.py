@@ -128,10 +128,12 @@ class KafkaWireTarget(Target):
             self.ghosts, self.topic_ids = {}, {}
             self.keepalive_error = None
             self.anchor = GhostBroker(ANCHOR, self.ns.broker(ANCHOR))
-            for op in (self.register, self.unfence):
+            for op in (self.register, self.unfence, self.unfence):
                 result = op(self.anchor, "anchor") if op == self.register else op(self.anchor)
                 if result["error"] != "NONE":
                     raise TargetFailure("error", f"anchor broker {self.anchor.broker_id}: {result['error']}")
+            # the second heartbeat makes the anchor count as caught up: the unfencing one's offset is
+            # forgotten when its record replays (BrokerHeartbeatManager.register, §4.2 row 10)
         self.start_keepalive()
 
     def close(self) -> None:
@@ -280,13 +282,17 @@ class KafkaWireTarget(Target):
     def heartbeat(self, ghost: GhostBroker, epoch: int, offset: int, *, want_fence: bool = False,
                   want_shut_down: bool = False) -> Any:
         assert self.connection is not None
+        self.sync()  # a stale image would make `before` FENCED after an unfencing (docs/wire.md)
         current = self.current_epoch(ghost)
         before = self.reconcile(ghost)
         response = self.send(ghost.heartbeat_request(self.connection, epoch, offset, want_fence=want_fence,
                                                      want_shut_down=want_shut_down))
         if response.error_code == ErrorCode.none and epoch == current:
             ghost.soft = next_soft_state(before, want_shut_down, bool(response.is_fenced))
-            ghost.last_offset = offset
+            # a state change writes a registration change record whose replay resets the
+            # controller's copy of the offset to -1 (BrokerHeartbeatManager.register, §4.2)
+            forgets = self.profile.replay_forgets_offset and ghost.soft is not before
+            ghost.last_offset = -1 if forgets else offset
             ghost.session, ghost.contact_open, ghost.last_contact = Session.LIVE, True, time.monotonic()
         return response
 
