@@ -235,7 +235,30 @@ class KafkaWireTarget(Target):
         connection = self.connection
         if connection is None:
             raise TargetFailure("error", f"{self.name}: not connected")
-        return self.wire(lambda: connection.request(request))
+        response = self.wire(lambda: connection.request(request))
+        if (self.endpoint is not None and len(self.endpoint.voters) > 1
+                and getattr(response, "error_code", None) == ErrorCode.not_controller):
+            # a quorum of several: follow the active controller, as a broker does (§9.2)
+            self.follow_active_controller()
+            response = self.wire(lambda: self.connection.request(request))  # type: ignore[union-attr]
+        return response
+
+    def follow_active_controller(self) -> None:
+        """Reconnect to the quorum leader, which the Raft Fetch of the metadata source names."""
+        assert self.endpoint is not None and self.source is not None
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.sync()
+                address = getattr(self.source, "address", (self.endpoint.host, self.endpoint.port))
+                if self.connection is not None:
+                    self.connection.close()
+                self.connection = KafkaConnection(address[0], address[1], self.timeout_s)
+                return
+            except (WireError, OSError) as error:
+                if time.monotonic() > deadline:
+                    raise TargetFailure("crash", f"{self.name}: no active controller: {error}") from error
+                time.sleep(0.2)
 
     def sync(self) -> None:
         """Replay what the controller's metadata log gained since the last look."""
@@ -466,6 +489,29 @@ class KafkaWireTarget(Target):
         ghost = self.ghost(int(args["broker"]))
         return heartbeat_result(self.heartbeat(ghost, self.current_epoch(ghost), CAUGHT_UP_OFFSET,
                                                want_shut_down=True))
+
+    def op_fail_over_controller(self, args: Args) -> Result:
+        """A new active controller (§4.5): the launcher crashes the active one (SIGKILL) and the
+        survivors elect another; the ghosts follow it. The new controller rebuilds its soft state
+        from the log (fenced as persisted, no controlled shutdown in progress, contacts now), so the
+        ghosts' mirrors are reset the same way."""
+        endpoint = self.endpoint
+        if endpoint is None or endpoint.fail_over is None or self.connection is None:
+            raise TargetFailure("error", f"{self.name}: fail_over_controller needs controllers=3")
+        current = (self.connection.host, self.connection.port)
+        self.connection.close()
+        new_leader = self.wire(lambda: endpoint.fail_over(current))
+        self.connection = self.wire(lambda: KafkaConnection(new_leader[0], new_leader[1], self.timeout_s))
+        self.sync()
+        for ghost in [*self.ghosts.values(), *([self.anchor] if self.anchor else [])]:
+            registration = self.image.broker(ghost.broker_id)
+            ghost.soft = SoftState.FENCED if registration is None or registration.fenced else SoftState.UNFENCED
+            ghost.last_offset = -1
+            if ghost.session is Session.LIVE:
+                ghost.last_contact = time.monotonic()
+        if self.anchor is not None and self.anchor.soft is SoftState.UNFENCED:
+            self.heartbeat(self.anchor, self.anchor.epoch, CAUGHT_UP_OFFSET)
+        return {}
 
     def op_fence_broker(self, args: Args) -> Result:
         self.fence(self.ghost(int(args["broker"])))

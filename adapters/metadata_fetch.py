@@ -197,7 +197,17 @@ class RaftFetchSource:
         entries: list[MetadataEntry] = []
         attempts = 0
         while True:
-            data = self.fetch_once()
+            try:
+                data = self.fetch_once()
+            except (ConnectionClosedError, WireTimeoutError):
+                others = [a for a in self.voters.values() if a != self.address]
+                attempts += 1
+                if not others or attempts > 50:
+                    raise
+                self.close()  # the controller went away (fail-over): ask another voter who leads
+                self.address = others[attempts % len(others)]
+                time.sleep(0.1)
+                continue
             code = data.error_code
             if code in (ErrorCode.fenced_leader_epoch, ErrorCode.unknown_leader_epoch,
                         ErrorCode.not_leader_or_follower):
