@@ -384,3 +384,27 @@ class KafkaControllers:
     def mark_failed(self) -> None:
         """Keep the node logs at close (a run on this quorum failed)."""
         self.failed = True
+
+
+class RunningController:
+    """EndpointProvider for a real controller someone else runs (`kafka-wire,bootstrap=HOST:PORT,
+    kafka-home=DIR`): observed by Raft Fetch with the schemas of DIR's (or a jar's) kafka-metadata;
+    runs whose settings it cannot serve are skipped by the target's check (controller_settings)."""
+
+    def __init__(self, host: str, port: int, schemas: str, session_timeout_ms: int,
+                 cluster_id: str | None = None) -> None:
+        from adapters.metadata_schema import load_schemas, metadata_jar
+
+        jar = Path(schemas) if schemas.endswith(".jar") else metadata_jar(schemas)
+        self.decoder = RecordDecoder(load_schemas(jar))
+        self.host, self.port = host, port
+        self.session_timeout_ms = session_timeout_ms
+        self.cluster_id = cluster_id
+
+    def endpoint_for(self, settings: ControllerSettings) -> ControllerEndpoint:
+        decoder = self.decoder
+        return ControllerEndpoint(self.host, self.port, lambda: RaftFetchSource(self.host, self.port, decoder),
+                                  self.session_timeout_ms, None, self.cluster_id, f"{self.host}:{self.port}")
+
+    def close(self) -> None:
+        pass
