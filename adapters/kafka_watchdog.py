@@ -1,13 +1,13 @@
 """Watchdog between isrcheck and one Kafka node: no JVM or temp directory outlives isrcheck.
 
-Run as ``python kafka_watchdog.py [--remove DIR] -- COMMAND...`` with a pipe on stdin whose other
+Run as ``python kafka_watchdog.py [--remove DIR]... -- COMMAND...`` with a pipe on stdin whose other
 end only isrcheck holds. It starts COMMAND in its own process group and then:
 
 * a ``TERM`` / ``KILL`` line on stdin sends SIGTERM (clean shutdown) / SIGKILL (crash) to that
   group — how the launcher stops or crashes a node by id, never by name;
-* a ``KEEP`` line means "leave DIR in place" (the run failed and its logs are kept);
+* a ``KEEP`` line means "leave the DIRs in place" (the run failed and its logs are kept);
 * end of file on stdin — isrcheck exited, however (normal end, SIGINT, SIGKILL) — stops the
-  group (SIGTERM, SIGKILL after 10 s) and removes DIR unless KEEP was received;
+  group (SIGTERM, SIGKILL after 10 s) and removes every DIR unless KEEP was received;
 * when COMMAND ends on its own, the watchdog exits with its status.
 
 It is started by path (not by module name) so it runs even while the package layout changes, and
@@ -33,17 +33,20 @@ def stop_group(process: subprocess.Popen[bytes], sig: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    remove: str | None = None
-    if argv[:1] == ["--remove"]:
-        remove, argv = argv[1], argv[2:]
+    remove: list[str] = []
+    while argv[:1] == ["--remove"]:
+        remove.append(argv[1])
+        argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
         print("usage: kafka_watchdog.py [--remove DIR] -- COMMAND...", file=sys.stderr)
         return 2
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)  # only stdin (isrcheck's pipe) decides
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0)
+    # only stdin (isrcheck's pipe) decides; ignored *after* the start, because a JVM started with
+    # SIGTERM ignored keeps ignoring it (no clean shutdown on TERM)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     state = {"keep": False, "eof": False}
 
     def watch_stdin() -> None:
@@ -68,8 +71,9 @@ def main(argv: list[str]) -> int:
     stop_group(process, signal.SIGKILL)  # anything the node left behind in its group
     if state["eof"] or not watcher.is_alive():
         watcher.join(GRACE_S)
-        if remove is not None and not state["keep"]:
-            shutil.rmtree(remove, ignore_errors=True)
+        if not state["keep"]:
+            for directory in remove:
+                shutil.rmtree(directory, ignore_errors=True)
     return status if status >= 0 else 128 - status
 
 

@@ -68,6 +68,10 @@ from reference_impl.release import ReleaseProfile, profile_named
 from reference_impl.state import LeaderRecoveryState
 
 T = TypeVar("T")
+SYNC_REUSE_S = 0.02
+"""A look within this long after the previous one, with no request sent in between, reuses it: the
+log only grows by what requests cause, plus NoOps and session expiries, which nothing needs to see
+within 20 ms (waits for an expiry look again every 50 ms)."""
 REQUEST_TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=30))
 """The admin RPCs' own timeout field (the controller answers long before)."""
 UNKNOWN_TOPIC_ID = uuid.UUID("0badc0de-0000-4000-8000-000000000000")
@@ -112,6 +116,8 @@ class KafkaWireTarget(Target):
         self.cluster_id = ""
         self.session_timeout_ms = 9000
         self.keepalive_error: str | None = None
+        self.sent_since_sync = True
+        self.last_sync = 0.0
         self._stop = threading.Event()
         self._keepalive: threading.Thread | None = None
 
@@ -178,6 +184,7 @@ class KafkaWireTarget(Target):
                 self.source.close()
             self.connection, self.endpoint = None, endpoint
             self.source, self.image = endpoint.open_source(), MetadataImage()
+            self.sent_since_sync = True
         if self.connection is None or self.connection.closed:
             self.connection = KafkaConnection(endpoint.host, endpoint.port, self.timeout_s)
             self.features = FinalizedFeatures.from_api_versions(self.connection.api_versions_response)
@@ -235,6 +242,7 @@ class KafkaWireTarget(Target):
         connection = self.connection
         if connection is None:
             raise TargetFailure("error", f"{self.name}: not connected")
+        self.sent_since_sync = True
         response = self.wire(lambda: connection.request(request))
         if (self.endpoint is not None and len(self.endpoint.voters) > 1
                 and getattr(response, "error_code", None) == ErrorCode.not_controller):
@@ -264,6 +272,10 @@ class KafkaWireTarget(Target):
         """Replay what the controller's metadata log gained since the last look."""
         if self.source is None:
             return
+        now = time.monotonic()
+        if not self.sent_since_sync and now - self.last_sync < SYNC_REUSE_S:
+            return
+        self.sent_since_sync, self.last_sync = False, now
         entries = self.source.poll()
         if self.source.reset_detected:
             self.source.reset_detected = False

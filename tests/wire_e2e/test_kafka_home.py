@@ -104,7 +104,7 @@ def test_raft_fetch_decodes_what_kafka_dump_log_prints() -> None:
         fetched = source.poll()
         high_watermark = source.high_watermark
         source.close()
-        segment_dir = f"{provider.runner.work}/node1-data/__cluster_metadata-0"
+        segment_dir = f"{provider.runner.data}/node1/__cluster_metadata-0"
         files = ",".join(sorted(glob.glob(f"{segment_dir}/*.log")))
         dumped = subprocess.run(
             [f"{HOME_39}/bin/kafka-dump-log.sh", "--cluster-metadata-decoder", "--files", files],
@@ -148,20 +148,21 @@ def test_no_jvm_or_directory_outlives_a_sigkilled_isrcheck() -> None:
         from adapters.kafka_local import LocalControllers
         provider = LocalControllers({HOME_39!r}, 3000)
         provider.endpoint_for(ControllerSettings.for_run("3.9", {{}}))
-        print(json.dumps({{"work": provider.runner.work}}), flush=True)
+        print(json.dumps({{"work": provider.runner.work, "data": provider.runner.data}}), flush=True)
         time.sleep(600)
     """)
     child = subprocess.Popen([sys.executable, "-c", program], cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
-        work = json.loads(child.stdout.readline())["work"]
+        dirs = json.loads(child.stdout.readline())
+        work = dirs["work"]
         assert java_processes_mentioning(work), "the controller JVM should be running"
         child.send_signal(signal.SIGKILL)
         child.wait(10)
         deadline = time.monotonic() + 40
         while (java_processes_mentioning(work) or Path(work).exists()) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert java_processes_mentioning(work) == [] and not Path(work).exists()
+        assert java_processes_mentioning(work) == [] and not Path(work).exists() and not Path(dirs["data"]).exists()
     finally:
         if child.poll() is None:
             child.kill()
