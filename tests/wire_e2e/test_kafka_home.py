@@ -179,8 +179,8 @@ def test_fail_over_to_a_new_active_controller() -> None:
         assert "fail_over_controller" not in target.unsupported_operations
         target.open("3.9", {})
         for broker in (1, 2, 3):
-            target.execute("register_broker", {"broker": broker, "incarnation": "a"})
-            target.execute("unfence_broker", {"broker": broker})
+            assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
+            assert target.execute("unfence_broker", {"broker": broker})["is_fenced"] is False
         assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3]]})["error"] == "NONE"
         first = (target.connection.host, target.connection.port)  # type: ignore[attr-defined]
         assert target.execute("fail_over_controller", {}) == {}
