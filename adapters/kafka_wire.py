@@ -230,9 +230,17 @@ class KafkaWireTarget(Target):
         try:
             return call()
         except WireTimeoutError as error:
+            self.keep_node_logs()
             raise TargetFailure("timeout", f"{self.name}: {error}") from error
         except WireError as error:
+            self.keep_node_logs()
             raise TargetFailure("crash", f"{self.name}: {error}") from error
+
+    def keep_node_logs(self) -> None:
+        """A controller that stopped answering: its launcher keeps every node's logs (kafka_launcher)."""
+        mark_failed = getattr(self.provider, "mark_failed", None)
+        if mark_failed is not None:
+            mark_failed()
 
     def classes(self, api_key: int, cap: int | None = None) -> Any:
         assert self.connection is not None
