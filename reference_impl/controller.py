@@ -636,7 +636,13 @@ class Controller:
 
     def reassign(self, topic: str, index: int, target: Sequence[int]) -> Error:
         """AlterPartitionReassignments, start (§3.4): replicas = target + removing; the builder
-        completes at once when the ISR already allows it."""
+        completes at once when the ISR already allows it.
+
+        Kafka 3.3.2-3.9.0 `ReplicationControlManager.changePartitionReassignment` calls
+        `setTargetRemoving` / `setTargetAdding` only when the new list is non-empty, and
+        `PartitionChangeBuilder` starts from the partition's current lists: a reassignment that
+        replaces one in progress and has nothing to add (or remove) keeps the *old* adding (or
+        removing) replicas — e.g. [1]→[3,2] then →[3] leaves adding [2,3] (docs/known-divergences.md)."""
         current = self.partitions.get((topic, index))
         if current is None:
             return Error.UNKNOWN_TOPIC_OR_PARTITION
@@ -647,7 +653,8 @@ class Controller:
         removing = tuple(sorted(set(current.replicas) - set(target_tuple)))
         adding = tuple(sorted(set(target_tuple) - set(current.replicas)))
         targets = ChangeTargets(
-            replicas=target_tuple + removing, removing=removing, adding=adding, election=self.election_for(topic)
+            replicas=target_tuple + removing, removing=removing or current.removing, adding=adding or current.adding,
+            election=self.election_for(topic),
         )
         record = build_partition_change(topic, index, current, targets, self.is_active, self.change_rules(topic))
         if record is not None:
