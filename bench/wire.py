@@ -1,7 +1,7 @@
 """Benchmark: AlterPartition round trips per second through kafka-wire against serve-controller on
 loopback (target ≥ 2,000/s), and the engine's steps per second over the wire.
 
-    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--json]
+    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--kafka-home DIR] [--json]
 
 Three figures for AlterPartition (each a leader toggling its ISR between [1,2,3] and [1,2] with
 the epochs of the previous answer, so every request writes one PartitionChangeRecord):
@@ -14,6 +14,10 @@ the epochs of the previous answer, so every request writes one PartitionChangeRe
 Then `run_campaign` with the kafka-wire adapter (controller machine, 3.9, 30 steps per run) next
 to the same campaign against the in-process reference. The server is a child process, so
 client and server use both cores of the machine.
+
+With ``--kafka-home DIR`` (a real Kafka distribution of that release, e.g. ../shared/kafka/3.9)
+the same campaign also runs against a real controller-only node on loopback (`kafka-local`,
+observation by Raft Fetch; target ≥ 100 engine steps/s).
 """
 
 from __future__ import annotations
@@ -133,11 +137,25 @@ def bench_engine(port: int, log_dir: str, release: str, examples: int) -> dict[s
     return figures
 
 
+def bench_engine_real(home: str, release: str, examples: int) -> dict[str, Any]:
+    """The same campaign against a real KRaft controller started from `home` (its JVM start is
+    excluded: one warm-up run first)."""
+    adapter = f"kafka-local,kafka-home={home}"
+    warm = run_campaign(CampaignConfig(adapter=adapter, release=release, examples=1, steps=5, seed=1, batch_size=1))
+    config = CampaignConfig(adapter=adapter, release=release, examples=examples, steps=30, seed=7,
+                            batch_size=examples, stop_at_first=True)
+    result = run_campaign(config)
+    return {"runs": result.runs, "steps": result.steps, "seconds": round(result.seconds, 2),
+            "steps_per_second": round(result.steps / result.seconds, 1), "findings": dict(result.signatures),
+            "warm_up_seconds": round(warm.seconds, 1)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per AlterPartition figure")
     parser.add_argument("--kafka", default="3.9")
     parser.add_argument("--examples", type=int, default=40, help="engine runs")
+    parser.add_argument("--kafka-home", help="also run the engine against a real controller from this KAFKA_HOME")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {"kafka": args.kafka, "cpus": os.cpu_count()}
@@ -150,6 +168,8 @@ def main() -> int:
         finally:
             process.terminate()
             process.wait(10)
+    if args.kafka_home:
+        report["engine"]["kafka-local"] = bench_engine_real(args.kafka_home, args.kafka, args.examples)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

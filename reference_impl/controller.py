@@ -137,10 +137,27 @@ class Controller:
                     if record.in_controlled_shutdown is None
                     else record.in_controlled_shutdown,
                 )
+                self.reregister_soft_state(record.broker, self.brokers[record.broker].fenced)
             case UnregisterBrokerRecord():
                 del self.brokers[record.broker]
                 del self.register_offsets[record.broker]
                 del self.heartbeats[record.broker]
+
+    def reregister_soft_state(self, broker: int, fenced: bool) -> None:
+        """`BrokerHeartbeatManager.register(brokerId, fenced)`, which replaying a registration change
+        calls (`ClusterControlManager.replay(BrokerRegistrationChangeRecord)`; 3.7.1 and 3.9.0, where the
+        heartbeat's `touch` precedes the replay — not 3.3.2/3.5.2, `profile.replay_forgets_offset`):
+        the reported metadata offset survives only if the soft fenced state *changes*; when it is
+        already `fenced` (always so after the heartbeat that wrote the record, which touched the
+        soft state first) it becomes -1, so a just-unfenced broker counts as lagging for a
+        controlled shutdown until its next heartbeat (§4.2 row 10; docs/known-divergences.md)."""
+        soft = self.heartbeats.get(broker)
+        if soft is None or not self.profile.replay_forgets_offset:
+            return
+        soft.metadata_offset = soft.metadata_offset if soft.fenced != fenced else -1
+        soft.fenced = fenced
+        if fenced:
+            soft.controlled_shutdown_offset = -1
 
     # ------------------------------------------------------------------ reads
 
@@ -435,10 +452,11 @@ class Controller:
                 records = self.unfence_records(broker)
             else:
                 records = self.controlled_shutdown_records(broker)
-        last_offset = self.append(records)
         soft = self.heartbeats[broker]
         soft.fenced = after in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW)
-        soft.metadata_offset = request.current_metadata_offset
+        soft.metadata_offset = request.current_metadata_offset  # touch, before the records replay
+        last_offset = self.append(records)
+        soft = self.heartbeats[broker]
         if after is not BrokerState.CONTROLLED_SHUTDOWN:
             soft.controlled_shutdown_offset = -1
         elif soft.controlled_shutdown_offset < 0:
@@ -618,7 +636,13 @@ class Controller:
 
     def reassign(self, topic: str, index: int, target: Sequence[int]) -> Error:
         """AlterPartitionReassignments, start (§3.4): replicas = target + removing; the builder
-        completes at once when the ISR already allows it."""
+        completes at once when the ISR already allows it.
+
+        Kafka 3.3.2-3.9.0 `ReplicationControlManager.changePartitionReassignment` calls
+        `setTargetRemoving` / `setTargetAdding` only when the new list is non-empty, and
+        `PartitionChangeBuilder` starts from the partition's current lists: a reassignment that
+        replaces one in progress and has nothing to add (or remove) keeps the *old* adding (or
+        removing) replicas — e.g. [1]→[3,2] then →[3] leaves adding [2,3] (docs/known-divergences.md)."""
         current = self.partitions.get((topic, index))
         if current is None:
             return Error.UNKNOWN_TOPIC_OR_PARTITION
@@ -629,7 +653,8 @@ class Controller:
         removing = tuple(sorted(set(current.replicas) - set(target_tuple)))
         adding = tuple(sorted(set(target_tuple) - set(current.replicas)))
         targets = ChangeTargets(
-            replicas=target_tuple + removing, removing=removing, adding=adding, election=self.election_for(topic)
+            replicas=target_tuple + removing, removing=removing or current.removing, adding=adding or current.adding,
+            election=self.election_for(topic),
         )
         record = build_partition_change(topic, index, current, targets, self.is_active, self.change_rules(topic))
         if record is not None:

@@ -83,6 +83,10 @@ class ReleaseProfile:
     broker_heartbeat_versions: tuple[int, int]
     activation_skips_fenced: bool = False
     """§4.1: on controller activation 4.1 seeds contact times only for unfenced brokers (KAFKA-19130)."""
+    replay_forgets_offset: bool = False
+    """§4.2 row 10: replaying a broker's registration change record resets its reported metadata offset to
+    -1 (`BrokerHeartbeatManager.register`, reached with the soft state already updated) — seen on real
+    3.7.1 and 3.9.0, not on 3.3.2 / 3.5.2; assumed for 3.8 and 4.x (docs/known-divergences.md)."""
     representative_version: tuple[int, int, int] = (0, 0, 0)
     """The patch release the profile models, for release specifiers such as ">=3.7.1"."""
 
@@ -120,7 +124,7 @@ _P3_5 = replace(
 _P3_7 = replace(
     _P3_5, name="3.7", shrink_bump_mv_gated=True, same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
     default_metadata_version=_MV("3.7-IV4"), broker_registration_versions=(0, 3), broker_heartbeat_versions=(0, 1),
-    representative_version=(3, 7, 2),
+    replay_forgets_offset=True, representative_version=(3, 7, 2),
 )
 _P3_8 = replace(
     _P3_7, name="3.8", shrink_bump_before_isr=False, reassignment_needs_all_target_in_isr=True,

@@ -5,7 +5,9 @@ printed replay commands all carry them (docs/wire.md, docs/real-kafka.md):
 
 * ``kafka-wire`` — ghost brokers against a controller. Without ``bootstrap`` it starts its own
   ``isrcheck serve-controller`` children (one per distinct release/config); with
-  ``bootstrap=HOST:PORT,metadata-log=DIR`` it drives a running one. Options:
+  ``bootstrap=HOST:PORT,metadata-log=DIR`` it drives a running serve-controller, with
+  ``bootstrap=HOST:PORT,kafka-home=DIR`` a running real KRaft controller (observed by Raft Fetch,
+  decoded with DIR's kafka-metadata schemas; DIR may also be that jar). Options:
   ``session-timeout-ms`` (children's broker.session.timeout.ms, default 1000), ``mutant``
   (children serve a mutant), ``keep`` (children kept alive, default 2), ``timeout`` (seconds
   per request, default 10), ``cluster-id``.
@@ -21,6 +23,7 @@ printed replay commands all carry them (docs/wire.md, docs/real-kafka.md):
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from isrcheck.adapters.base import Target
 from isrcheck.adapters.options import float_option, int_option
@@ -52,16 +55,23 @@ def kafka_wire(options: dict[str, str]) -> Target:
     from isrcheck.adapters.kafka_wire.controller_endpoints import FixedEndpoint, ServeControllerProcesses
     from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
 
-    known = {"bootstrap", "metadata-log", "session-timeout-ms", "mutant", "keep", "timeout", "cluster-id"}
+    known = {"bootstrap", "metadata-log", "session-timeout-ms", "mutant", "keep", "timeout", "cluster-id",
+             "kafka-home"}
     unknown = set(options) - known
     if unknown:
         raise UsageError(f"kafka-wire: unknown option(s) {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(sorted(known))})")
     session_timeout_ms = int_option(options, "session-timeout-ms", DEFAULT_WIRE_SESSION_TIMEOUT_MS)
-    provider: FixedEndpoint | ServeControllerProcesses
-    if "bootstrap" in options:
+    provider: Any
+    if "bootstrap" in options and "kafka-home" in options:  # a running real controller, read by Raft Fetch
+        from isrcheck.adapters.real_kafka.kafka_launcher import RunningController
+
+        host, port = host_port(options["bootstrap"])
+        provider = RunningController(host, port, options["kafka-home"], session_timeout_ms, options.get("cluster-id"))
+    elif "bootstrap" in options:
         if "metadata-log" not in options:
-            raise UsageError("kafka-wire with bootstrap=HOST:PORT needs metadata-log=DIR (the server's --metadata-log)")
+            raise UsageError("kafka-wire with bootstrap=HOST:PORT needs metadata-log=DIR (the server's --metadata-log) "
+                             "or, for a real KRaft controller, kafka-home=DIR (its release's schemas)")
         if "mutant" in options:
             raise UsageError("kafka-wire: mutant= applies to the serve-controller it starts, not to bootstrap=")
         host, port = host_port(options["bootstrap"])

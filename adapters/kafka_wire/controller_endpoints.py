@@ -28,8 +28,8 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -52,6 +52,10 @@ class ControllerEndpoint:
     cluster_id: str | None = None
     """None: ask the controller (DescribeCluster) or read it from the log header."""
     description: str = ""
+    voters: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    """Every controller of the quorum (node id → address), for following a new leader."""
+    fail_over: Callable[[tuple[str, int]], tuple[str, int]] | None = None
+    """Crash the active controller at this address and return the new one's (quorums of 3)."""
 
 
 class EndpointProvider(Protocol):

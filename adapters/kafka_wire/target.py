@@ -74,6 +74,10 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32Timedelta
 
 T = TypeVar("T")
+SYNC_REUSE_S = 0.02
+"""A look within this long after the previous one, with no request sent in between, reuses it: the
+log only grows by what requests cause, plus NoOps and session expiries, which nothing needs to see
+within 20 ms (waits for an expiry look again every 50 ms)."""
 REQUEST_TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=30))
 """The admin RPCs' own timeout field (the controller answers long before)."""
 UNKNOWN_TOPIC_ID = uuid.UUID("0badc0de-0000-4000-8000-000000000000")
@@ -118,6 +122,8 @@ class KafkaWireTarget(Target):
         self.cluster_id = ""
         self.session_timeout_ms = 9000
         self.keepalive_error: str | None = None
+        self.sent_since_sync = True
+        self.last_sync = 0.0
         self._stop = threading.Event()
         self._keepalive: threading.Thread | None = None
 
@@ -134,10 +140,12 @@ class KafkaWireTarget(Target):
             self.ghosts, self.topic_ids = {}, {}
             self.keepalive_error = None
             self.anchor = GhostBroker(ANCHOR, self.ns.broker(ANCHOR))
-            for op in (self.register, self.unfence):
+            for op in (self.register, self.unfence, self.unfence):
                 result = op(self.anchor, "anchor") if op == self.register else op(self.anchor)
                 if result["error"] != "NONE":
                     raise TargetFailure("error", f"anchor broker {self.anchor.broker_id}: {result['error']}")
+            # the second heartbeat makes the anchor count as caught up: the unfencing one's offset is
+            # forgotten when its record replays (BrokerHeartbeatManager.register, §4.2 row 10)
         self.start_keepalive()
 
     def close(self) -> None:
@@ -182,6 +190,7 @@ class KafkaWireTarget(Target):
                 self.source.close()
             self.connection, self.endpoint = None, endpoint
             self.source, self.image = endpoint.open_source(), MetadataImage()
+            self.sent_since_sync = True
         if self.connection is None or self.connection.closed:
             self.connection = KafkaConnection(endpoint.host, endpoint.port, self.timeout_s)
             self.features = FinalizedFeatures.from_api_versions(self.connection.api_versions_response)
@@ -227,9 +236,17 @@ class KafkaWireTarget(Target):
         try:
             return call()
         except WireTimeoutError as error:
+            self.keep_node_logs()
             raise TargetFailure("timeout", f"{self.name}: {error}") from error
         except WireError as error:
+            self.keep_node_logs()
             raise TargetFailure("crash", f"{self.name}: {error}") from error
+
+    def keep_node_logs(self) -> None:
+        """A controller that stopped answering: its launcher keeps every node's logs (kafka_launcher)."""
+        mark_failed = getattr(self.provider, "mark_failed", None)
+        if mark_failed is not None:
+            mark_failed()
 
     def classes(self, api_key: int, cap: int | None = None) -> Any:
         assert self.connection is not None
@@ -239,12 +256,40 @@ class KafkaWireTarget(Target):
         connection = self.connection
         if connection is None:
             raise TargetFailure("error", f"{self.name}: not connected")
-        return self.wire(lambda: connection.request(request))
+        self.sent_since_sync = True
+        response = self.wire(lambda: connection.request(request))
+        if (self.endpoint is not None and len(self.endpoint.voters) > 1
+                and getattr(response, "error_code", None) == ErrorCode.not_controller):
+            # a quorum of several: follow the active controller, as a broker does (§9.2)
+            self.follow_active_controller()
+            response = self.wire(lambda: self.connection.request(request))  # type: ignore[union-attr]
+        return response
+
+    def follow_active_controller(self) -> None:
+        """Reconnect to the quorum leader, which the Raft Fetch of the metadata source names."""
+        assert self.endpoint is not None and self.source is not None
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.sync()
+                address = getattr(self.source, "address", (self.endpoint.host, self.endpoint.port))
+                if self.connection is not None:
+                    self.connection.close()
+                self.connection = KafkaConnection(address[0], address[1], self.timeout_s)
+                return
+            except (WireError, OSError) as error:
+                if time.monotonic() > deadline:
+                    raise TargetFailure("crash", f"{self.name}: no active controller: {error}") from error
+                time.sleep(0.2)
 
     def sync(self) -> None:
         """Replay what the controller's metadata log gained since the last look."""
         if self.source is None:
             return
+        now = time.monotonic()
+        if not self.sent_since_sync and now - self.last_sync < SYNC_REUSE_S:
+            return
+        self.sent_since_sync, self.last_sync = False, now
         entries = self.source.poll()
         if self.source.reset_detected:
             self.source.reset_detected = False
@@ -286,13 +331,17 @@ class KafkaWireTarget(Target):
     def heartbeat(self, ghost: GhostBroker, epoch: int, offset: int, *, want_fence: bool = False,
                   want_shut_down: bool = False) -> Any:
         assert self.connection is not None
+        self.sync()  # a stale image would make `before` FENCED after an unfencing (docs/wire.md)
         current = self.current_epoch(ghost)
         before = self.reconcile(ghost)
         response = self.send(ghost.heartbeat_request(self.connection, epoch, offset, want_fence=want_fence,
                                                      want_shut_down=want_shut_down))
         if response.error_code == ErrorCode.none and epoch == current:
             ghost.soft = next_soft_state(before, want_shut_down, bool(response.is_fenced))
-            ghost.last_offset = offset
+            # a state change writes a registration change record whose replay resets the
+            # controller's copy of the offset to -1 (BrokerHeartbeatManager.register, §4.2)
+            forgets = self.profile.replay_forgets_offset and ghost.soft is not before
+            ghost.last_offset = -1 if forgets else offset
             ghost.session, ghost.contact_open, ghost.last_contact = Session.LIVE, True, time.monotonic()
         return response
 
@@ -466,6 +515,29 @@ class KafkaWireTarget(Target):
         ghost = self.ghost(int(args["broker"]))
         return heartbeat_result(self.heartbeat(ghost, self.current_epoch(ghost), CAUGHT_UP_OFFSET,
                                                want_shut_down=True))
+
+    def op_fail_over_controller(self, args: Args) -> Result:
+        """A new active controller (§4.5): the launcher crashes the active one (SIGKILL) and the
+        survivors elect another; the ghosts follow it. The new controller rebuilds its soft state
+        from the log (fenced as persisted, no controlled shutdown in progress, contacts now), so the
+        ghosts' mirrors are reset the same way."""
+        endpoint = self.endpoint
+        if endpoint is None or endpoint.fail_over is None or self.connection is None:
+            raise TargetFailure("error", f"{self.name}: fail_over_controller needs controllers=3")
+        current = (self.connection.host, self.connection.port)
+        self.connection.close()
+        new_leader = self.wire(lambda: endpoint.fail_over(current))
+        self.connection = self.wire(lambda: KafkaConnection(new_leader[0], new_leader[1], self.timeout_s))
+        self.sync()
+        for ghost in [*self.ghosts.values(), *([self.anchor] if self.anchor else [])]:
+            registration = self.image.broker(ghost.broker_id)
+            ghost.soft = SoftState.FENCED if registration is None or registration.fenced else SoftState.UNFENCED
+            ghost.last_offset = -1
+            if ghost.session is Session.LIVE:
+                ghost.last_contact = time.monotonic()
+        if self.anchor is not None and self.anchor.soft is SoftState.UNFENCED:
+            self.heartbeat(self.anchor, self.anchor.epoch, CAUGHT_UP_OFFSET)
+        return {}
 
     def op_fence_broker(self, args: Args) -> Result:
         self.fence(self.ghost(int(args["broker"])))

@@ -49,9 +49,14 @@ def docker_unavailable() -> str | None:
 
 
 def random_cluster_id() -> str:
+    """Kafka's `Uuid.randomUuid().toString()` form, never starting with '-' (which
+    `kafka-storage.sh format -t` would take for an option — the node then never starts)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def wait_for_api_versions(host: str, port: int, timeout_s: float = 120.0) -> None:

@@ -1,6 +1,7 @@
 """`isrcheck run`: a campaign of generated interleavings against a target (issue #4).
 
-Exit 0 nothing found, 1 a divergence or violation (or a timeout/crash of the target), 2 usage
+Exit 0 nothing found, 1 a divergence or violation (or a timeout/crash of the target, or a target other
+than the reference on which no step ran), 2 usage
 or configuration error. With `--spark` the same campaign runs as Spark tasks
 (`conformance/engine/spark_campaign.py`) and prints the same result.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.adapters.catalogue.adapter_options import with_cli_options
+from isrcheck.commands.scenario import tested_nothing
 from isrcheck.commands.summarize import add_spark_options, spark_conf
 from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
 from isrcheck.conformance.engine.junit import write_junit
@@ -176,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"\r{runs} runs  {rate:,.0f} steps/s  {findings} findings", end="", file=sys.stderr, flush=True)
 
     found = False
+    tested = 0
     summaries = []
     where = f" on Spark ({args.master or 'local[*]'})" if args.spark else ""
     with campaign_executor(args) as execute:
@@ -184,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
                   f"on Kafka {config.release}, {config.level} level, seed {config.seed}{where}", file=sys.stderr)
             result = execute(config, progress)
             found = found or result.found
+            tested += result.steps
             if interactive:
                 print(file=sys.stderr)
             if args.junit is not None:
@@ -195,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
                 print_result(config.level, result)
     if args.json:
         print(json.dumps(summaries[0] if len(summaries) == 1 else {"campaigns": summaries}, indent=2))
+    if tested_nothing(args.adapter, tested):
+        print(f"isrcheck: {args.adapter} tested nothing (no step ran)", file=sys.stderr)
+        return 1
     return 1 if found else 0
 
 

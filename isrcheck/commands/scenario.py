@@ -1,7 +1,8 @@
 """`isrcheck scenario FILE... [--adapter reference] [--kafka RELEASE] [--json]` (scenario-format.md).
 
 Every file is loaded and checked before any scenario runs; exit 0 all passed (or skipped),
-1 a scenario failed, 2 a usage error or malformed file.
+1 a scenario failed — or a target other than the reference tested nothing (every scenario
+skipped: no KAFKA_HOME, no Docker...), 2 a usage error or malformed file.
 """
 
 from __future__ import annotations
@@ -43,6 +44,24 @@ def run(args: argparse.Namespace) -> int:
     args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     target = make_target(args.adapter)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
+    try:
+        run_all(args, scenarios, target, release, counts)
+    finally:
+        target.shutdown()
+    closing = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    print(closing, file=sys.stderr if args.json else sys.stdout)
+    if tested_nothing(args.adapter, counts["passed"] + counts["failed"]):
+        print(f"isrcheck: {args.adapter} tested nothing (every scenario was skipped)", file=sys.stderr)
+        return 1
+    return 1 if counts["failed"] else 0
+
+
+def tested_nothing(adapter: str, tested: int) -> bool:
+    """A real target that ran nothing must not pass: a CI job qualifying a release would go green."""
+    return tested == 0 and not (adapter == "reference" or adapter.startswith("reference+"))
+
+
+def run_all(args: argparse.Namespace, scenarios: list[Any], target: Any, release: str, counts: dict[str, int]) -> None:
     for scenario in scenarios:
         result = run_scenario(scenario, target, release)
         counts[result.status] += 1
@@ -52,6 +71,3 @@ def run(args: argparse.Namespace) -> int:
         label = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[result.status]
         suffix = f" — {result.reason}" if result.reason else ""
         print(f"{label} {scenario.file} :: {scenario.name}{suffix}", flush=True)
-    closing = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-    print(closing, file=sys.stderr if args.json else sys.stdout)
-    return 1 if counts["failed"] else 0

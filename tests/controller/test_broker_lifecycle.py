@@ -13,6 +13,7 @@ import pytest
 from isrcheck.reference_impl.errors import Error
 from isrcheck.reference_impl.messages import AlterPartitionPartitionResult
 from isrcheck.reference_impl.partition_change import Election
+from isrcheck.reference_impl.release import profile_named
 from isrcheck.reference_impl.state import (
     BrokerRegistrationChangeRecord,
     LeaderRecoveryState,
@@ -32,6 +33,21 @@ def world(make, release, **config):
     assert h.register(4).error is Error.NONE
     h.create("foo", [[1, 2, 3]])
     return h
+
+
+@pytest.mark.parametrize("caught_up_first", [False, True])
+def test_unfencing_heartbeat_offset_is_forgotten(make, release, caught_up_first):
+    """From 3.7 `BrokerHeartbeatManager.register` (called by replaying the unfencing
+    BrokerRegistrationChangeRecord) resets the broker's reported offset to -1: until broker 2 and
+    3 heartbeat again, broker 1's controlled shutdown cannot complete (§4.2 row 10; seen on real
+    3.7.1/3.9.0, not 3.3.2/3.5.2)."""
+    h = world(make, release)
+    if caught_up_first:
+        for other in (2, 3):
+            h.heartbeat(other)
+    assert h.heartbeat(1, shutdown=True).should_shut_down is False
+    forgets = profile_named(release).replay_forgets_offset
+    assert h.heartbeat(1, shutdown=True).should_shut_down is (caught_up_first or not forgets)
 
 
 def register_offset(h, broker):
@@ -203,6 +219,8 @@ def test_fenced_old_incarnation(make, release, how):
     if how == "want-fence":
         assert h.heartbeat(1, fence=True).is_fenced
     else:
+        for other in (2, 3):  # their unfencing heartbeat's offset was forgotten (§4.2 row 10)
+            h.heartbeat(other)
         assert h.heartbeat(1, shutdown=True).should_shut_down is False
         assert h.heartbeat(1, shutdown=True).should_shut_down is True
     assert h.c.broker(1).fenced
@@ -382,6 +400,8 @@ def test_controlled_shutdown_completes_when_others_caught_up(make, release):
     fenced (FENCE record, no partition change since it is in no ISR) and keeps
     inControlledShutdown=true."""
     h, _ = in_controlled_shutdown(make, release)
+    for other in (2, 3):  # "caught up" needs a heartbeat after their unfencing one (§4.2 row 10)
+        h.heartbeat(other)
     mark = h.mark()
     response = h.heartbeat(1)
     assert (response.is_fenced, response.should_shut_down) == (True, True)

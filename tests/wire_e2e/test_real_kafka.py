@@ -4,14 +4,11 @@ that need a Docker engine or KAFKA_HOME are marked `docker` and skip with a one-
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.kafka_dump_log import DumpLogSource, parse_dump
 from isrcheck.adapters.kafka_wire.metadata_image import MetadataImage
 from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
-from isrcheck.adapters.real_kafka.kafka_local import kafka_home_missing
 from isrcheck.adapters.real_kafka.kafka_properties import (
     cluster_nodes,
     controller_node,
@@ -105,7 +102,6 @@ def test_cluster_target_surface() -> None:
 
 
 docker_reason = docker_unavailable()
-home_reason = kafka_home_missing(os.environ.get("KAFKA_HOME"))
 
 
 @pytest.mark.docker
@@ -143,11 +139,4 @@ def test_real_cluster_in_containers_keeps_acknowledged_records() -> None:
     assert violations == [], [v.to_json() for v in violations]
 
 
-@pytest.mark.docker
-@pytest.mark.skipif(home_reason is not None, reason=str(home_reason))
-def test_scenarios_against_a_kafka_home_controller() -> None:
-    from .conftest import isrcheck
-
-    result = isrcheck("scenario", "conformance/scenarios/alter_partition_validation.yaml", "--adapter",
-                      f"kafka-local,kafka-home={os.environ['KAFKA_HOME']}", "--kafka", "3.9", timeout=1800)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+# Real controllers from KAFKA_HOME: tests/wire_e2e/test_kafka_home.py (runs wherever ../shared/kafka exists).

@@ -1,0 +1,427 @@
+"""One launcher for real KRaft controllers: a local `KAFKA_HOME` or `apache/kafka` containers.
+
+`KafkaControllers` is the `EndpointProvider` of `kafka-local` and `kafka-docker`: it starts a
+controller-only quorum of 1 or 3 nodes formatted with the run's settings (controller.md §9.3,
+`isrcheck.adapters.real_kafka.kafka_properties`), waits until every node answers ApiVersions, and hands out a
+`ControllerEndpoint` whose metadata source reads the committed log by Raft Fetch
+(`isrcheck.adapters.kafka_wire.metadata_fetch`) with the release's own record schemas
+(`isrcheck.adapters.kafka_wire.metadata_schema`).
+What differs between a process and a container is only the `NodeRunner` (start a node, signal
+it, where its address and the `kafka-metadata` jar are).
+
+Clean-up (docs/real-kafka.md): every local node runs under `adapters/real_kafka/kafka_watchdog.py`, which
+stops the node's process group and removes the run's directory when isrcheck's pipe closes —
+after a normal end, SIGINT or SIGKILL alike. When a node fails to start or dies on its own, the
+directory (each node's `server.log`, `controller.log`, console output) is kept and its path is
+printed and put in the failure message.
+
+Controller fail-over (`fail_over`): SIGKILL the active controller, wait until the survivors elect
+a leader (the Raft Fetch answers name it), then restart the killed node so the quorum has three
+voters again for the next fail-over.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from isrcheck.adapters.base import TargetFailure
+from isrcheck.adapters.kafka_wire.controller_endpoints import ControllerEndpoint
+from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
+from isrcheck.adapters.kafka_wire.metadata_fetch import MetadataFetchError, RaftFetchSource
+from isrcheck.adapters.kafka_wire.metadata_schema import RecordDecoder
+from isrcheck.adapters.real_kafka.kafka_containers import random_cluster_id
+from isrcheck.adapters.real_kafka.kafka_properties import NodeConfig, controller_node, start_script
+from isrcheck.adapters.wire import KafkaConnection, WireError
+
+WATCHDOG = Path(__file__).with_name("kafka_watchdog.py")
+PORTS_VARIABLE = "ISRCHECK_KAFKA_PORTS"
+DEFAULT_PORTS = "20000-29999"
+"""Below the usual ephemeral range (32768+), so no client socket holds a chosen port."""
+STARTUP_TIMEOUT_S = 120.0
+LATENCY_SETTINGS = {"controller.quorum.append.linger.ms": "1"}
+"""The controller batches writes for up to 25 ms by default before it appends them; every ghost
+RPC waits for its commit, so a test controller appends at once (≈12 ms → ≈3 ms per write)."""
+QUORUM_SETTINGS = {
+    "controller.quorum.election.timeout.ms": "1000",
+    "controller.quorum.fetch.timeout.ms": "1500",
+    "controller.quorum.election.backoff.max.ms": "500",
+}
+"""A little quicker elections after a fail-over (defaults 1000 / 2000 / 1000 ms); shorter ones made
+the leader change by itself on a loaded machine."""
+
+
+def port_range() -> range:
+    low, high = (int(p) for p in os.environ.get(PORTS_VARIABLE, DEFAULT_PORTS).split("-"))
+    return range(low, high + 1)
+
+
+def free_ports(count: int, taken: set[int] | None = None) -> list[int]:
+    """`count` loopback ports of ISRCHECK_KAFKA_PORTS (default 20000-29999) nobody listens on."""
+    candidates = list(port_range())
+    random.shuffle(candidates)
+    chosen: list[int] = []
+    for port in candidates:
+        if port in chosen or (taken and port in taken):
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        chosen.append(port)
+        if len(chosen) == count:
+            return chosen
+    raise TargetFailure("error", f"no {count} free ports in {PORTS_VARIABLE}={os.environ.get(PORTS_VARIABLE)}")
+
+
+class RunningNode(Protocol):
+    node_id: int
+    address: tuple[str, int]
+
+    def alive(self) -> bool: ...
+
+    def stop(self, crash: bool = False) -> None:
+        """SIGTERM (clean shutdown) or SIGKILL (crash), then wait until it is gone."""
+        ...
+
+
+class NodeRunner(Protocol):
+    description: str
+
+    def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> RunningNode: ...
+
+    def decoder(self) -> RecordDecoder: ...
+
+    def close(self, keep_logs: bool) -> str | None:
+        """Remove what was made for the nodes; with keep_logs, keep the logs and return where."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------- local
+
+
+@dataclass
+class LocalNode:
+    node_id: int
+    address: tuple[str, int]
+    process: subprocess.Popen[bytes]
+    log_dir: str
+    stopped: bool = False
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, line: str) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            try:
+                self.process.stdin.write(line.encode() + b"\n")
+                self.process.stdin.flush()
+            except BrokenPipeError:
+                pass
+
+    def stop(self, crash: bool = False) -> None:
+        self.stopped = True
+        if self.alive():
+            self.send("KILL" if crash else "TERM")
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.send("KILL")
+                self.process.wait(10)
+        if self.process.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                self.process.stdin.close()
+
+
+def data_base() -> str | None:
+    """Where the nodes' log directories go: $ISRCHECK_KAFKA_DATA, else /dev/shm when writable. The
+    controller fsyncs its log before it commits, and every ghost RPC waits for a commit: on tmpfs
+    an fsync is free (≈0.002 ms here, ≈7 ms on the disk), which is most of a request's latency."""
+    chosen = os.environ.get("ISRCHECK_KAFKA_DATA")
+    if chosen:
+        return chosen
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+class LocalRunner:
+    """Nodes as processes of an unpacked distribution (`KAFKA_HOME`), one directory per run
+    (properties, logs, console output) plus one for the nodes' data (`data_base()`)."""
+
+    def __init__(self, home: str, heap: str = "-Xmx512m") -> None:
+        self.home = home
+        self.heap = heap
+        self.description = f"KAFKA_HOME={home}"
+        self.work = tempfile.mkdtemp(prefix="isrcheck-kafka-")
+        self.data = tempfile.mkdtemp(prefix="isrcheck-kafka-data-", dir=data_base())
+        self.nodes: list[LocalNode] = []
+        self.starts = 0
+
+    def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> LocalNode:
+        self.starts += 1
+        name = f"node{node.node_id}"
+        log_dir = f"{self.work}/{name}-logs"
+        os.makedirs(log_dir, exist_ok=True)
+        node = replace(node, data_dir=f"{self.data}/{name}")
+        script = start_script(node, cluster_id, settings, kafka_root=self.home,
+                              properties_path=f"{self.work}/{name}.properties")
+        env = {**os.environ, "LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", self.heap)}
+        with open(f"{log_dir}/console-{self.starts}.out", "wb") as console:
+            process = subprocess.Popen(
+                [sys.executable, str(WATCHDOG), "--remove", self.work, "--remove", self.data, "--", "sh", "-c", script],
+                stdin=subprocess.PIPE, stdout=console, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        host, _, port = node.listeners.partition("://")[2].rpartition(":")
+        running = LocalNode(node.node_id, (host, int(port)), process, log_dir)
+        self.nodes.append(running)
+        return running
+
+    def decoder(self) -> RecordDecoder:
+        return RecordDecoder.for_kafka_home(self.home)
+
+    def close(self, keep_logs: bool) -> str | None:
+        for node in self.nodes:
+            if keep_logs:
+                node.send("KEEP")
+            node.stop()
+        self.nodes.clear()
+        shutil.rmtree(self.data, ignore_errors=True)
+        if keep_logs:
+            return self.work
+        shutil.rmtree(self.work, ignore_errors=True)
+        return None
+
+
+# ---------------------------------------------------------------------------------------- docker
+
+
+@dataclass
+class ContainerNode:
+    node_id: int
+    address: tuple[str, int]
+    container: Any
+
+    def alive(self) -> bool:
+        wrapped = self.container.get_wrapped_container()
+        wrapped.reload()
+        return bool(wrapped.status == "running")
+
+    def stop(self, crash: bool = False) -> None:
+        wrapped = self.container.get_wrapped_container()
+        if crash:
+            wrapped.kill()
+        else:
+            wrapped.stop(timeout=15)
+
+
+class DockerRunner:
+    """Nodes as `apache/kafka` containers (controller port published on a host port); the schemas
+    come from the image's own `kafka-metadata` jar. [UNTESTED here: no Docker engine on the
+    development machine — the code path it shares with LocalRunner is what the tests cover.]"""
+
+    def __init__(self, image: str) -> None:
+        self.image = image
+        self.description = image
+        self.containers: list[ContainerNode] = []
+        self.work = tempfile.mkdtemp(prefix="isrcheck-docker-")
+
+    def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> ContainerNode:
+        from testcontainers.core.container import DockerContainer
+
+        host_port = int(node.listeners.rpartition(":")[2])
+        inside = replace(node, listeners=f"CONTROLLER://0.0.0.0:{host_port}")
+        script = start_script(inside, cluster_id, settings)
+        container = (DockerContainer(self.image).with_command(["sh", "-c", script]).with_kwargs(
+            entrypoint=[], network_mode="host"))
+        container.start()
+        running = ContainerNode(node.node_id, ("127.0.0.1", host_port), container)
+        self.containers.append(running)
+        return running
+
+    def decoder(self) -> RecordDecoder:
+        if not self.containers:
+            raise TargetFailure("error", "no container to read the kafka-metadata jar from")
+        result = self.containers[0].container.exec(["sh", "-c", "cat /opt/kafka/libs/kafka-metadata-*.jar"])
+        jar = Path(self.work) / "kafka-metadata.jar"
+        jar.write_bytes(result.output if hasattr(result, "output") else result[1])
+        from isrcheck.adapters.kafka_wire.metadata_schema import load_schemas
+
+        return RecordDecoder(load_schemas(jar))
+
+    def close(self, keep_logs: bool) -> str | None:
+        kept = None
+        for node in self.containers:
+            if keep_logs:
+                kept = self.work
+                logs = node.container.get_wrapped_container().logs()
+                Path(self.work, f"node{node.node_id}.log").write_bytes(logs)
+            with contextlib.suppress(Exception):
+                node.container.stop()
+        self.containers.clear()
+        if kept is None:
+            shutil.rmtree(self.work, ignore_errors=True)
+        return kept
+
+
+# ---------------------------------------------------------------------------------------- quorum
+
+
+def wait_until_serving(node: RunningNode, deadline: float) -> None:
+    host, port = node.address
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if not node.alive():
+            raise TargetFailure("crash", f"controller {node.node_id} exited while starting")
+        try:
+            KafkaConnection(host, port, 5.0).close()
+            return
+        except (WireError, OSError) as error:
+            last = error
+            time.sleep(0.25)
+    raise TargetFailure("timeout", f"controller {node.node_id} on {host}:{port} did not answer ApiVersions: {last}")
+
+
+class KafkaControllers:
+    """EndpointProvider: a controller-only quorum (1 or 3 voters) for the latest settings."""
+
+    def __init__(self, runner_factory: Any, session_timeout_ms: int, controllers: int = 1) -> None:
+        if controllers not in (1, 3):
+            raise ValueError("controllers must be 1 or 3")
+        self.runner_factory = runner_factory
+        self.session_timeout_ms = session_timeout_ms
+        self.controllers = controllers
+        self.runner: NodeRunner | None = None
+        self.settings: ControllerSettings | None = None
+        self.configs: dict[int, NodeConfig] = {}
+        self.nodes: dict[int, RunningNode] = {}
+        self.endpoint: ControllerEndpoint | None = None
+        self.cluster_id = ""
+        self.decoder: RecordDecoder | None = None
+        self.failed = False
+        atexit.register(self.close)
+
+    @property
+    def voters(self) -> Mapping[int, tuple[str, int]]:
+        return {node_id: node.address for node_id, node in self.nodes.items()}
+
+    def endpoint_for(self, settings: ControllerSettings) -> ControllerEndpoint:
+        if (self.endpoint is not None and settings == self.settings
+                and all(node.alive() for node in self.nodes.values())):
+            return self.endpoint
+        if self.nodes and not all(node.alive() for node in self.nodes.values()):
+            self.failed = True
+        self.close()
+        self.failed = False
+        runner: NodeRunner = self.runner_factory()
+        self.runner, self.settings = runner, settings
+        ports = free_ports(self.controllers)
+        voters = ",".join(f"{i + 1}@127.0.0.1:{port}" for i, port in enumerate(ports))
+        self.cluster_id = random_cluster_id()
+        try:
+            for index, port in enumerate(ports):
+                base = controller_node(settings, self.session_timeout_ms, node_id=index + 1)
+                extra = {**base.extra, **LATENCY_SETTINGS, **(QUORUM_SETTINGS if self.controllers > 1 else {})}
+                self.configs[index + 1] = replace(base, quorum_voters=voters,
+                                                  listeners=f"CONTROLLER://127.0.0.1:{port}", extra=extra)
+                self.nodes[index + 1] = runner.start(self.configs[index + 1], self.cluster_id, settings)
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            for node in self.nodes.values():
+                wait_until_serving(node, deadline)
+            self.decoder = runner.decoder()
+            leader = self.leader_address(deadline)
+        except (TargetFailure, OSError, MetadataFetchError) as error:
+            self.failed = True
+            kept = self.close()
+            raise TargetFailure("crash", f"{runner.description}: {error} (node logs kept in {kept})") from error
+        decoder = self.decoder
+        self.endpoint = ControllerEndpoint(
+            leader[0], leader[1], lambda: RaftFetchSource(leader[0], leader[1], decoder, voters=self.voters),
+            self.session_timeout_ms, settings, self.cluster_id,
+            f"{runner.description}: {self.controllers} controller(s) on "
+            + ", ".join(f"{h}:{p}" for h, p in self.voters.values()),
+            voters=dict(self.voters), fail_over=self.fail_over if self.controllers > 1 else None)
+        return self.endpoint
+
+    def leader_address(self, deadline: float) -> tuple[str, int]:
+        """Ask any live voter by Raft Fetch who leads (an observer's first fetch is redirected)."""
+        assert self.decoder is not None
+        live = [node for node in self.nodes.values() if node.alive()]
+        while time.monotonic() < deadline:
+            for node in live:
+                source = RaftFetchSource(*node.address, self.decoder, voters=self.voters, timeout_s=5.0)
+                try:
+                    source.poll()
+                    return source.address
+                except (WireError, OSError, MetadataFetchError):
+                    continue
+                finally:
+                    source.close()
+            time.sleep(0.2)
+        raise TargetFailure("timeout", "the controller quorum elected no leader")
+
+    def fail_over(self, current: tuple[str, int]) -> tuple[str, int]:
+        """Crash the active controller (SIGKILL), wait for a new leader, restart the old one;
+        returns the new leader's address."""
+        assert self.runner is not None and self.settings is not None
+        victim = next((n for n in self.nodes.values() if n.address == current), None)
+        if victim is None:
+            raise TargetFailure("error", f"no controller at {current[0]}:{current[1]}")
+        victim.stop(crash=True)
+        deadline = time.monotonic() + 30
+        survivors = {i: n for i, n in self.nodes.items() if n is not victim}
+        saved, self.nodes = self.nodes, survivors
+        try:
+            leader = self.leader_address(deadline)
+        finally:
+            self.nodes = saved
+        self.nodes[victim.node_id] = self.runner.start(self.configs[victim.node_id], self.cluster_id, self.settings)
+        return leader
+
+    def close(self) -> str | None:
+        runner, self.runner = self.runner, None
+        self.nodes, self.configs, self.endpoint = {}, {}, None
+        if runner is None:
+            return None
+        kept = runner.close(keep_logs=self.failed)
+        if kept is not None:
+            print(f"isrcheck: Kafka node logs kept in {kept}", file=sys.stderr)
+        return kept
+
+    def mark_failed(self) -> None:
+        """Keep the node logs at close (a run on this quorum failed)."""
+        self.failed = True
+
+
+class RunningController:
+    """EndpointProvider for a real controller someone else runs (`kafka-wire,bootstrap=HOST:PORT,
+    kafka-home=DIR`): observed by Raft Fetch with the schemas of DIR's (or a jar's) kafka-metadata;
+    runs whose settings it cannot serve are skipped by the target's check (controller_settings)."""
+
+    def __init__(self, host: str, port: int, schemas: str, session_timeout_ms: int,
+                 cluster_id: str | None = None) -> None:
+        from isrcheck.adapters.kafka_wire.metadata_schema import load_schemas, metadata_jar
+
+        jar = Path(schemas) if schemas.endswith(".jar") else metadata_jar(schemas)
+        self.decoder = RecordDecoder(load_schemas(jar))
+        self.host, self.port = host, port
+        self.session_timeout_ms = session_timeout_ms
+        self.cluster_id = cluster_id
+
+    def endpoint_for(self, settings: ControllerSettings) -> ControllerEndpoint:
+        decoder = self.decoder
+        return ControllerEndpoint(self.host, self.port, lambda: RaftFetchSource(self.host, self.port, decoder),
+                                  self.session_timeout_ms, None, self.cluster_id, f"{self.host}:{self.port}")
+
+    def close(self) -> None:
+        pass

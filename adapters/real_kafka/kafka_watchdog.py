@@ -1,0 +1,84 @@
+"""Watchdog between isrcheck and one Kafka node: no JVM or temp directory outlives isrcheck.
+
+Run as ``python kafka_watchdog.py [--remove DIR]... -- COMMAND...`` with a pipe on stdin whose other
+end only isrcheck holds. It starts COMMAND in its own process group and then:
+
+* a ``TERM`` / ``KILL`` line on stdin sends SIGTERM (clean shutdown) / SIGKILL (crash) to that
+  group — how the launcher stops or crashes a node by id, never by name;
+* a ``KEEP`` line means "leave the DIRs in place" (the run failed and its logs are kept);
+* end of file on stdin — isrcheck exited, however (normal end, SIGINT, SIGKILL) — stops the
+  group (SIGTERM, SIGKILL after 10 s) and removes every DIR unless KEEP was received;
+* when COMMAND ends on its own, the watchdog exits with its status.
+
+It is started by path (not by module name) so it runs even while the package layout changes, and
+uses nothing but the standard library. The same idea as `serve-controller --stop-on-stdin-eof`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+GRACE_S = 10.0
+
+
+def stop_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)
+
+
+def main(argv: list[str]) -> int:
+    remove: list[str] = []
+    while argv[:1] == ["--remove"]:
+        remove.append(argv[1])
+        argv = argv[2:]
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("usage: kafka_watchdog.py [--remove DIR] -- COMMAND...", file=sys.stderr)
+        return 2
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, process_group=0)
+    # only stdin (isrcheck's pipe) decides; ignored *after* the start, because a JVM started with
+    # SIGTERM ignored keeps ignoring it (no clean shutdown on TERM)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    state = {"keep": False, "eof": False}
+
+    def watch_stdin() -> None:
+        for raw in sys.stdin.buffer:
+            line = raw.strip().decode(errors="replace")
+            if line == "TERM":
+                stop_group(process, signal.SIGTERM)
+            elif line == "KILL":
+                stop_group(process, signal.SIGKILL)
+            elif line == "KEEP":
+                state["keep"] = True
+        state["eof"] = True
+        stop_group(process, signal.SIGTERM)
+        try:
+            process.wait(GRACE_S)
+        except subprocess.TimeoutExpired:
+            stop_group(process, signal.SIGKILL)
+
+    watcher = threading.Thread(target=watch_stdin, daemon=True)
+    watcher.start()
+    status = process.wait()
+    stop_group(process, signal.SIGKILL)  # anything the node left behind in its group
+    if state["eof"] or not watcher.is_alive():
+        watcher.join(GRACE_S)
+        if not state["keep"]:
+            for directory in remove:
+                shutil.rmtree(directory, ignore_errors=True)
+    return status if status >= 0 else 128 - status
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # not sys.exit: the stdin reader thread would abort interpreter shutdown
