@@ -464,36 +464,7 @@ public final class IsrcheckHarness {
     // ------------------------------------------------------------------------------ operations
 
     JsonNode execute(String op, JsonNode args) {
-        JsonNode result = executeOne(op, args);
-        keepAlive();
-        return result;
-    }
-
-    /**
-     * Between operations time does not pass, but every live broker keeps heartbeating (as the
-     * kafka-wire target's background heartbeats do, docs/wire.md): each unfenced broker that is not
-     * shutting down repeats its last heartbeat (same epoch, same reported offset, no flags) through
-     * {@code ReplicationControlManager.processBrokerHeartbeat} — a heartbeat that changes no state
-     * (§4.2 table, UNFENCED row "otherwise"). Only sent when the controller's soft state no longer holds
-     * the broker's last reported offset: on 3.9 the replay of the broker's own UNFENCE record resets it
-     * to -1 ({@code BrokerHeartbeatManager.register}) until the broker's next heartbeat.
-     */
-    private void keepAlive() {
-        BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
-        for (BrokerHeartbeatManager.BrokerHeartbeatState state : new ArrayList<>(heartbeats.brokers())) {
-            Long offset = reportedOffsets.get(state.id());
-            if (offset == null || state.fenced() || state.shuttingDown() || state.metadataOffset == offset) {
-                continue;
-            }
-            BrokerRegistration registration = clusterControl.registration(state.id());
-            OptionalLong registerOffset = clusterControl.registerBrokerRecordOffset(state.id());
-            if (registration == null || !registerOffset.isPresent()) {
-                continue;
-            }
-            BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData().setBrokerId(state.id())
-                .setBrokerEpoch(registration.epoch()).setCurrentMetadataOffset(offset);
-            append(replicationControl.processBrokerHeartbeat(request, registerOffset.getAsLong()).records());
-        }
+        return executeOne(op, args);
     }
 
     private JsonNode executeOne(String op, JsonNode args) {
