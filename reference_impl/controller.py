@@ -481,7 +481,8 @@ class Controller:
         if self.profile.session_per_epoch or not soft.fenced:
             self.append(self.fence_records(broker))
             soft.fenced = True
-            soft.controlled_shutdown_offset = -1
+            if not self.profile.fence_keeps_shutdown_state:
+                soft.controlled_shutdown_offset = -1
 
     def expired_sessions(self) -> list[tuple[int, int]]:
         """Contacts past `broker.session.timeout.ms`, in the order the release checks them (§4.3):

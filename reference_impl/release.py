@@ -87,6 +87,13 @@ class ReleaseProfile:
     """§4.2 row 10: replaying a broker's registration change record resets its reported metadata offset to
     -1 (`BrokerHeartbeatManager.register`, reached with the soft state already updated) — seen on real
     3.7.1 and 3.9.0, not on 3.3.2 / 3.5.2; assumed for 3.8 and 4.x (docs/known-divergences.md)."""
+    fence_keeps_shutdown_state: bool = False
+    """§4.3: a broker whose session expires while in controlled shutdown keeps its controlled-shutdown
+    offset (3.3.2/3.5.2: `BrokerHeartbeatManager.fence` only untracks it and the replayed fence record's
+    `register(id, true)` leaves an already-fenced soft state alone), so its next heartbeat is judged
+    in CONTROLLED_SHUTDOWN and answered SHUTDOWN_NOW until it registers again; from 3.7.1 `register`
+    touches the state and clears the offset. Found by kafka-jvm (Kafka's own classes), K2 in
+    docs/known-divergences.md."""
     representative_version: tuple[int, int, int] = (0, 0, 0)
     """The patch release the profile models, for release specifiers such as ">=3.7.1"."""
 
@@ -114,6 +121,7 @@ _P3_3 = ReleaseProfile(
     minimum_metadata_version=_MV("3.0-IV1"),
     broker_registration_versions=(0, 0),
     broker_heartbeat_versions=(0, 0),
+    fence_keeps_shutdown_state=True,
     representative_version=(3, 3, 2),
 )
 # Each later release names only what §7 says changed since the one before.
@@ -124,7 +132,7 @@ _P3_5 = replace(
 _P3_7 = replace(
     _P3_5, name="3.7", shrink_bump_mv_gated=True, same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
     default_metadata_version=_MV("3.7-IV4"), broker_registration_versions=(0, 3), broker_heartbeat_versions=(0, 1),
-    replay_forgets_offset=True, representative_version=(3, 7, 2),
+    replay_forgets_offset=True, fence_keeps_shutdown_state=False, representative_version=(3, 7, 2),
 )
 _P3_8 = replace(
     _P3_7, name="3.8", shrink_bump_before_isr=False, reassignment_needs_all_target_in_isr=True,
