@@ -9,16 +9,17 @@ and no records are written until the minimal counterexample is known.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import event
-from isrcheck.adapters.base import Target, TargetFailure
+from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
 
-from isrcheck.operations.findings import Finding
+from isrcheck.operations.findings import CRASH, ERROR, Finding
 from isrcheck.operations.step import Step
 
 
@@ -56,6 +57,10 @@ class RunContext:
     found_at: float | None = None
     """time.monotonic() when the first finding's run ended, before shrinking began."""
     steps_executed: int = 0
+    skip_reason: str | None = None
+    """Why the target refused the campaign's configuration (UnsupportedConfiguration at `open`).
+    The configuration is the same for every run, so only the first such run is opened and
+    recorded; the later ones of the batch are not even opened (`silent`), and the worker stops."""
     _started: dict[int, float] = field(default_factory=dict)
 
     def supports(self, op: str) -> bool:
@@ -69,17 +74,31 @@ class RunContext:
             run = ClusterPairRun(reference, target, self.release)
         else:
             run = PairRun(reference, target, self.release, self.differential, self.observes_target)
-        try:
-            target.open(self.release, self.config)
-        except TargetFailure as failure:
-            run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
+        if self.skip_reason is not None:
+            run.skip_reason, run.silent = self.skip_reason, True
+        else:
+            try:
+                target.open(self.release, self.config)
+            except UnsupportedConfiguration as error:
+                run.skip_reason = self.skip_reason = str(error) or type(error).__name__
+            except TargetFailure as failure:
+                run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
+            except Exception as error:  # a plug-in bug is an outcome (crash), as during execute
+                run.findings = [Finding(CRASH, "open", 0, f"open: {type(error).__name__}: {error}",
+                                        evidence={"traceback": traceback.format_exc(limit=5)})]
         self._started[id(run)] = time.time()
         return run
 
     def execute(self, run: PairRun | ClusterPairRun, step: Step) -> None:
         if run.stopped:
             return
-        findings = run.step(step)
+        try:
+            findings = run.step(step)
+        except Exception as error:  # isrcheck's own failure (the reference, a checker): recorded as `error`
+            run.findings = findings = [Finding(
+                ERROR, step.op, len(run.trace), f"isrcheck failed: {type(error).__name__}: {error}",
+                evidence={"traceback": traceback.format_exc(limit=8)},
+            )]
         if not self.shrinking:
             self.steps_executed += 1
         if not findings or not self.stop_at_first:
@@ -94,8 +113,11 @@ class RunContext:
     def finish_run(self, run: PairRun | ClusterPairRun) -> None:
         started = self._started.pop(id(run), time.time())
         finished = FinishedRun(run, time.time() - started, started)
-        for side in (run.reference, run.target):
-            side.close()
+        run.reference.close()
+        if run.skip_reason is None:
+            run.target.close()
+        if run.silent:
+            return
         failing = bool(run.findings) and run.findings[0].signature == self.first_signature
         if self.stop_at_first and failing:
             if not self.shrinking:

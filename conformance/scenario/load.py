@@ -123,6 +123,8 @@ def load_file(path: Path) -> list[Scenario]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ScenarioFormatError(f"{where}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ScenarioFormatError(f"{where}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:

@@ -13,17 +13,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from isrcheck.commands.summarize import summarize_with_spark
+from isrcheck.commands.summarize import prepare_directory, summarize_with_spark
 from isrcheck.conformance.engine.campaign import CampaignResult
 from isrcheck.errors import UsageError
 from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
 from isrcheck.reports.html_report import render_report
+from isrcheck.spark_session import check_spark
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "pipeline", help="the main job: campaigns against the wire controller and the mutant catalogue, "
         "Spark summary, HTML report",
+        description="The main job: the reference against the built-in wire controller and against itself at the "
+        "cluster level, every mutant of the catalogue for a short budget, a Spark summary of the records and "
+        "the HTML report.",
     )
     parser.add_argument("--out", type=Path, default=Path("isrcheck-out"),
                         help="output directory (default ./isrcheck-out)")
@@ -42,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if (out / "records").exists() and any((out / "records").glob("*.jsonl")):
         raise UsageError(f"{out}/records already holds records; choose a new --out so runs do not mix")
+    # what would only fail after four minutes of campaigns fails now, in one line
+    check_spark(args.master)
+    prepare_directory(out / "records")
     plan = PipelinePlan(out=out, reference_examples=args.examples, mutant_budget_s=args.mutant_budget,
                         workers=args.workers, seed=args.seed)
     started = time.monotonic()

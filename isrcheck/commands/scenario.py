@@ -1,7 +1,8 @@
 """`isrcheck scenario FILE... [--adapter reference] [--kafka RELEASE] [--json]` (scenario-format.md).
 
-Every file is loaded and checked before any scenario runs; exit 0 all passed (or skipped),
-1 a scenario failed, 2 a usage error or malformed file.
+Every file is loaded and checked before any scenario runs; exit 0 every scenario that ran passed
+(some may be skipped), 1 a scenario failed, 2 a usage error, a malformed file, or nothing ran
+(every scenario skipped: the reasons are printed) — docs/exit-codes.md.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import json
 import sys
 from typing import Any
 
-from isrcheck.adapters.catalogue.adapter_options import with_cli_options
-from isrcheck.adapters.catalogue.registry import make_target
+from isrcheck.adapters.catalogue.adapter_options import check_environment, with_cli_options
+from isrcheck.adapters.catalogue.registry import known_adapters, make_target
 from isrcheck.conformance.scenario.load import load_all
 from isrcheck.conformance.scenario.run import result_json, run_scenario
-from isrcheck.errors import UsageError
+from isrcheck.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 
@@ -27,7 +28,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="scenario YAML files or directories")
     parser.add_argument("--bootstrap", metavar="HOST:PORT",
                         help="kafka-wire: drive the controller listening here (docs/wire.md)")
-    parser.add_argument("--adapter", default="reference", help="system under test (default: reference)")
+    parser.add_argument("--adapter", default="reference", metavar="SPEC",
+                        help=f"the system under test (default: reference); {known_adapters()}".replace("%", "%%"))
     parser.add_argument("--kafka", default=NEWEST, metavar="RELEASE",
                         help=f"release profile, one of {', '.join(PROFILES)} (default {NEWEST})")
     parser.add_argument("--json", action="store_true", help="print one JSON result object per scenario")
@@ -42,10 +44,14 @@ def run(args: argparse.Namespace) -> int:
     scenarios = load_all(args.files)
     args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     target = make_target(args.adapter)
+    check_environment(args.adapter)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
+    first_skip: str | None = None
     for scenario in scenarios:
         result = run_scenario(scenario, target, release)
         counts[result.status] += 1
+        if result.status == "skipped" and first_skip is None:
+            first_skip = result.reason
         if args.json:
             print(json.dumps(result_json(result)), flush=True)
             continue
@@ -54,4 +60,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label} {scenario.file} :: {scenario.name}{suffix}", flush=True)
     closing = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
     print(closing, file=sys.stderr if args.json else sys.stdout)
-    return 1 if counts["failed"] else 0
+    if counts["failed"]:
+        return EXIT_FAILED
+    if not counts["passed"]:
+        print(f"isrcheck scenario: nothing was tested: every scenario was skipped ({first_skip})", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_PASSED
