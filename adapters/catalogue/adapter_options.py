@@ -154,8 +154,13 @@ def wire_problem(options: dict[str, str]) -> str | None:
     except OSError as error:
         return f"kafka-wire: no controller listening at {host}:{port} ({error.strerror or error})"
     log = options.get("metadata-log")
-    if log is not None and not Path(log).is_dir():
-        return f"kafka-wire: metadata-log={log} is not a directory (the server's --metadata-log)"
+    if log is not None:
+        from isrcheck.adapters.kafka_wire.metadata_log import log_path
+
+        file = log_path(log) if Path(log).is_dir() else Path(log)
+        if not file.is_file():
+            return (f"kafka-wire: metadata-log={log} holds no metadata log ({file.name}): "
+                    "give the server's --metadata-log")
     return None
 
 
