@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,15 @@ def test_a_refused_configuration_is_one_skipped_record_and_exit_2(
     """Not `FOUND error:engine::` and exit 1 with no record (as before): the run is recorded as
     skipped with the target's reason, the campaign stops (the configuration never changes), and
     a campaign that tested nothing exits 2."""
+    junit = tmp_path / "junit.xml"
     code = cli.main(["run", "--adapter", "broken_targets:RefusingTarget", "--examples", "60", "--seed", "1",
-                     "--records", str(tmp_path)])
+                     "--records", str(tmp_path), "--junit", str(junit)])
     out = capsys.readouterr().out
     assert code == 2
+    suite = ElementTree.parse(junit).getroot()
+    assert suite.get("skipped") == "1" and suite.get("failures") == "0"
+    skipped = suite.find("testcase/skipped")
+    assert skipped is not None and "this target does not run Kafka 4.1" in str(skipped.get("message"))
     records = records_in(tmp_path)
     assert [(r["outcome"], r["skip_reason"]) for r in records] == [("skipped", "this target does not run Kafka 4.1")]
     assert "SKIPPED: the target refused this configuration: this target does not run Kafka 4.1" in out
@@ -73,13 +79,16 @@ def test_an_isrcheck_failure_is_recorded_as_error_and_exits_3(
         raise RuntimeError("checker bug")
 
     monkeypatch.setattr(pair, "check_step", broken_checker)
-    code = cli.main(["run", "--examples", "5", "--seed", "1", "--records", str(tmp_path)])
+    code = cli.main(["run", "--examples", "5", "--seed", "1", "--records", str(tmp_path),
+                     "--junit", str(tmp_path / "junit.xml")])
     out = capsys.readouterr().out
     assert code == 3
     records = records_in(tmp_path)
     assert [r["outcome"] for r in records] == ["error"]
     assert records[0]["findings"][0]["message"] == "isrcheck failed: RuntimeError: checker bug"
     assert "ISRCHECK ERROR error:" in out and "a bug in isrcheck, not in the target" in out
+    suite = ElementTree.parse(tmp_path / "junit.xml").getroot()
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "0") and suite.find("testcase/error") is not None
     assert "FOUND" not in out
 
 
@@ -134,3 +143,12 @@ def test_replay_commands_are_one_shell_command(tmp_path: Path) -> None:
                               env=env, cwd=tmp_path)
         assert done.returncode == 1, (example["replay"], done.stdout, done.stderr)
         assert signature in done.stdout, done.stdout
+
+
+def test_negative_control_n1_passes_at_the_cluster_level() -> None:
+    """N1 (broker epochs from a private counter, so metadata offsets with gaps) was flagged at the
+    cluster level — `P-LIVE: broker 1 has applied metadata to 1001 of 9` — because the simulated
+    cluster counted records to find offsets. A negative control passes at every level it runs at."""
+    result = run_campaign(CampaignConfig(mutant="N1", level="cluster", examples=60, steps=50, seed=1))
+    assert result.verdict == PASSED, result.examples
+    assert result.tested == result.runs >= 60
