@@ -2,7 +2,9 @@
 
 Exit 0 when the report was written and nothing flagged the reference or a negative control
 (mutants missed within the budget are listed, not errors: the budget is small by design);
-1 when the reference or a negative control was flagged; 2 for a usage error.
+1 when the reference or a negative control was flagged (a finding, crash or timeout); 2 for a
+usage or environment error (checked before any campaign); 3 when isrcheck failed or a campaign
+tested nothing (docs/exit-codes.md).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from isrcheck.commands.summarize import prepare_directory, summarize_with_spark
 from isrcheck.conformance.engine.campaign import CampaignResult
-from isrcheck.errors import UsageError
+from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, UsageError
 from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
 from isrcheck.reports.html_report import render_report
 from isrcheck.spark_session import check_spark
@@ -74,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
     if missed:
         print(f"missed within {plan.mutant_budget_s:g} s each: {', '.join(m.split(':')[0] for m in missed)} "
               "(not found in this budget, which is smaller than the README's claims; --mutant-budget raises it)")
-    if totals["clean_controls"] != totals["controls"]:
-        print("the reference or a negative control was flagged: see the report", file=sys.stderr)
-        return 1
-    return 0
+    flagged = [job.label for job, result in outcomes if verdict(job, result) == "FLAGGED"]
+    if flagged:
+        print(f"flagged (the reference or a negative control failed): {'; '.join(flagged)}; see the report",
+              file=sys.stderr)
+        return EXIT_FAILED
+    if totals["errors"]:
+        print(f"isrcheck failed or tested nothing in {totals['errors']} campaign(s): see ERROR / UNTESTED above",
+              file=sys.stderr)
+        return EXIT_ENGINE_ERROR
+    return EXIT_PASSED

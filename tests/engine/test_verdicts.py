@@ -152,3 +152,24 @@ def test_negative_control_n1_passes_at_the_cluster_level() -> None:
     result = run_campaign(CampaignConfig(mutant="N1", level="cluster", examples=60, steps=50, seed=1))
     assert result.verdict == PASSED, result.examples
     assert result.tested == result.runs >= 60
+
+
+@pytest.mark.parametrize(("expect_finding", "outcomes", "label"), [
+    (False, {"pass": 5}, "clean"),
+    (False, {"pass": 4, "crash": 1}, "FLAGGED"),  # the reference's wire server crashing is no clean run
+    (False, {"pass": 4, "finding": 1}, "FLAGGED"),
+    (False, {"skipped": 1}, "UNTESTED"),
+    (False, {"error": 1}, "ERROR"),
+    (True, {"pass": 3, "finding": 1}, "found"),
+    (True, {"pass": 25}, "MISSED"),
+    (True, {"pass": 24, "crash": 1}, "MISSED"),  # a crash is not the mutant's bug being found
+    (True, {"pass": 2, "error": 1}, "ERROR"),
+])
+def test_the_main_jobs_verdicts_say_what_happened(expect_finding: bool, outcomes: dict[str, int],
+                                                  label: str) -> None:
+    from isrcheck.conformance.engine.campaign import CampaignResult
+
+    from isrcheck.pipeline import Job, verdict
+
+    result = CampaignResult(runs=sum(outcomes.values()), outcomes=Counter(outcomes))
+    assert verdict(Job("job", CampaignConfig(), expect_finding), result) == label
