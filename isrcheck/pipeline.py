@@ -18,7 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
+from isrcheck.conformance.engine.campaign import (
+    ENGINE_ERROR,
+    PASSED,
+    UNTESTED,
+    CampaignConfig,
+    CampaignResult,
+    run_campaign,
+)
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 WIRE_RELEASE = "3.9"
@@ -90,9 +97,16 @@ def run_jobs(plan: PipelinePlan, report: Callable[[int, int, Job, CampaignResult
 
 
 def verdict(job: Job, result: CampaignResult) -> str:
+    """A mutant is `found` (a divergence or violation) or `MISSED`; the reference and a negative
+    control are `clean` only when tested and passed — `FLAGGED` when they failed (a finding, a
+    crash, a timeout). Either way `ERROR` when isrcheck failed and `UNTESTED` when nothing ran."""
+    if result.verdict == ENGINE_ERROR and not result.found:
+        return "ERROR"
+    if result.verdict == UNTESTED:
+        return "UNTESTED"
     if job.expect_finding:
         return "found" if result.found else "MISSED"
-    return "clean" if not result.found else "FLAGGED"
+    return "clean" if result.verdict == PASSED else "FLAGGED"
 
 
 def summary_line(outcomes: list[tuple[Job, CampaignResult]]) -> dict[str, Any]:
@@ -100,6 +114,7 @@ def summary_line(outcomes: list[tuple[Job, CampaignResult]]) -> dict[str, Any]:
     controls = [(j, r) for j, r in outcomes if not j.expect_finding]
     return {
         "mutants_found": sum(r.found for _, r in mutants), "mutants": len(mutants),
-        "clean_controls": sum(not r.found for _, r in controls), "controls": len(controls),
+        "clean_controls": sum(verdict(j, r) == "clean" for j, r in controls), "controls": len(controls),
+        "errors": sum(verdict(j, r) in ("ERROR", "UNTESTED") for j, r in outcomes),
         "runs": sum(r.runs for _, r in outcomes), "steps": sum(r.steps for _, r in outcomes),
     }

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import socket
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,6 +64,36 @@ def check_master(url: str) -> None:
                      "k8s://URL or sc://HOST:PORT")
 
 
+def spark_problem(url: str | None) -> str | None:
+    """What keeps Spark from starting for `url`, found in a second rather than after a JVM's
+    minute of retries and its stack traces: no Java for a JVM-backed session, nothing listening
+    at a standalone master's or a Connect server's address."""
+    url = url or DEFAULT_MASTER
+    if not url.startswith("sc://") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Spark needs Java: no java on PATH and JAVA_HOME is not set"
+    if url.startswith(("spark://", "sc://")):
+        addresses = url.split("://", 1)[1].split("/", 1)[0].split(";", 1)[0]
+        default_port = 7077 if url.startswith("spark://") else 15002
+        problem = None
+        for address in addresses.split(","):
+            host, _, port = address.rpartition(":") if ":" in address else (address, "", str(default_port))
+            try:
+                with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+                    return None
+            except (OSError, ValueError) as error:
+                problem = f"no Spark master listening at {address} ({getattr(error, 'strerror', None) or error})"
+        return problem
+    return None
+
+
+def check_spark(url: str | None) -> None:
+    """A usage error (exit 2, one line) when Spark cannot start for `url`."""
+    check_master(url or DEFAULT_MASTER)
+    problem = spark_problem(url)
+    if problem is not None:
+        raise UsageError(problem)
+
+
 def _log_config() -> Path:
     path = Path(tempfile.gettempdir()) / "isrcheck-spark-log4j2.properties"
     if not path.exists() or path.read_text() != _LOG4J2:
@@ -78,7 +110,7 @@ def start_session(master: str | None = None, conf: Mapping[str, str] | None = No
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
     url = master or DEFAULT_MASTER
-    check_master(url)
+    check_spark(url)
     builder = SparkSession.builder.appName(app_name)
     settings = dict(DEFAULT_CONF)
     if url.startswith("sc://"):

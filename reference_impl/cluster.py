@@ -16,6 +16,7 @@ controller_class=..., partition_class=...)`.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -199,12 +200,18 @@ class Cluster:
         return message
 
     def metadata_end(self) -> int:
-        return len(self.controller.log)
+        """The offset of the controller's last record (0 before the first). Offsets increase but
+        need not be dense: how they are assigned is the controller's own business (negative
+        control N1 leaves gaps), so nothing here may count records to find an offset."""
+        log = self.controller.log
+        return log[-1][0] if log else 0
 
     def metadata_records(self, after: int, up_to: int) -> Iterator[tuple[int, MetadataRecord]]:
-        """Controller log entries with after < offset ≤ up_to (offsets are 1-based and dense)."""
+        """Controller log entries with after < offset ≤ up_to."""
         log = self.controller.log
-        for index in range(after, min(up_to, len(log))):
+        for index in range(bisect.bisect_right(log, after, key=lambda entry: entry[0]), len(log)):
+            if log[index][0] > up_to:
+                return
             yield log[index]
 
     def alive(self, broker: int) -> bool:
@@ -375,7 +382,7 @@ class Cluster:
             if payload.want_shut_down and response.error is Error.NONE:
                 self.controlled_shutdowns[payload.broker] = message.src_serial
             self._reply(message, HEARTBEAT_RESPONSE, response)
-            if payload.current_metadata_offset < len(controller.log):
+            if payload.current_metadata_offset < self.metadata_end():
                 self._notify(payload.broker)
         elif isinstance(payload, AlterPartitionRequest):
             before = self._isrs(payload)
@@ -803,7 +810,7 @@ class Cluster:
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
             self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
-            len(self.network.inflight), len(controller.log),
+            len(self.network.inflight), self.metadata_end(),
         )
 
     @staticmethod

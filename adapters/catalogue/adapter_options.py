@@ -22,7 +22,10 @@ printed replay commands all carry them (docs/wire.md, docs/real-kafka.md):
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from isrcheck.adapters.base import Target
@@ -124,6 +127,66 @@ def is_option_spec(spec: str) -> bool:
 def make_option_target(spec: str) -> Target:
     name, options = parse_spec(spec)
     return FACTORIES[name](options)
+
+
+def environment_problem(spec: str) -> str | None:
+    """What keeps an adapter from running at all here, in one line, found before any campaign
+    starts: no Docker engine, no Kafka distribution, nothing listening at `bootstrap`, no metadata
+    log, an unknown mutant for the served controller. None when nothing is known to be wrong
+    (what depends on a run's release or configuration is still found by `open`, as a skip)."""
+    if not is_option_spec(spec):
+        return None
+    name, options = parse_spec(spec)
+    if name in ("kafka-docker", "kafka-cluster"):
+        from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+
+        reason = docker_unavailable()
+        return None if reason is None else f"{name}: {reason}"
+    if name == "kafka-local":
+        from isrcheck.adapters.real_kafka.kafka_local import kafka_home_missing
+
+        reason = kafka_home_missing(options.get("kafka-home") or os.environ.get("KAFKA_HOME"))
+        return None if reason is None else f"kafka-local: {reason} (an unpacked Kafka distribution, docs/real-kafka.md)"
+    if name == "kafka-wire":
+        return wire_problem(options)
+    return None
+
+
+def check_environment(spec: str) -> None:
+    """A usage error (exit 2, one line) when the adapter cannot run here at all."""
+    problem = environment_problem(spec)
+    if problem is not None:
+        raise UsageError(problem)
+
+
+def wire_problem(options: dict[str, str]) -> str | None:
+    mutant_id = options.get("mutant")
+    if mutant_id is not None:
+        from isrcheck.reference_impl.mutants import CATALOGUE
+
+        mutant = CATALOGUE.get(mutant_id)
+        if mutant is None:
+            return f"kafka-wire: unknown mutant {mutant_id!r} (known: {', '.join(CATALOGUE)})"
+        if mutant.controller_class is None:
+            return (f"kafka-wire: mutant {mutant_id} is {mutant.level}-level; "
+                    "the served controller takes controller mutants")
+    if "bootstrap" not in options:
+        return None
+    host, port = host_port(options["bootstrap"])
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            pass
+    except OSError as error:
+        return f"kafka-wire: no controller listening at {host}:{port} ({error.strerror or error})"
+    log = options.get("metadata-log")
+    if log is not None:
+        from isrcheck.adapters.kafka_wire.metadata_log import log_path
+
+        file = log_path(log) if Path(log).is_dir() else Path(log)
+        if not file.is_file():
+            return (f"kafka-wire: metadata-log={log} holds no metadata log ({file.name}): "
+                    "give the server's --metadata-log")
+    return None
 
 
 def with_cli_options(spec: str, bootstrap: str | None = None, kafka: str | None = None) -> str:

@@ -113,8 +113,21 @@ def make_target(spec: str, timeout_s: float = 30.0) -> Target:
         return instantiate(spec, plugins[spec](), timeout_s)
     if ":" in spec:
         return instantiate(spec, load_object(spec), timeout_s)
-    known = ", ".join([*BUILT_IN, "reference+MUTANT", *plugins, "exec:COMMAND", "module:Class"])
-    raise UsageError(f"unknown adapter {spec!r} (known: {known})")
+    raise UsageError(f"unknown adapter {spec!r}; {known_adapters(plugins)}")
+
+
+OPTION_ADAPTERS = (
+    "kafka-wire[,bootstrap=HOST:PORT,metadata-log=DIR]", "kafka-docker[,version=X.Y.Z]",
+    "kafka-local[,kafka-home=DIR]", "kafka-cluster[,version=X.Y.Z]",
+)
+
+
+def known_adapters(plugins: Mapping[str, object] | None = None) -> str:
+    """Every way to name a target, in one line: for `--adapter` help and the unknown-adapter error."""
+    installed = sorted(plugin_factories() if plugins is None else plugins)
+    names = [*BUILT_IN, "reference+MUTANT", *OPTION_ADAPTERS, "exec:COMMAND", "module:Class", *installed]
+    return (f"adapters: {', '.join(names)}; options are NAME,KEY=VALUE,... "
+            "(docs/wire.md, docs/real-kafka.md, docs/exec-protocol.md)")
 
 
 def instantiate(spec: str, factory: object, timeout_s: float) -> Target:

@@ -204,6 +204,8 @@ class KafkaWireTarget(Target):
         values: dict[str, Any] = {"include_cluster_authorized_operations": False}
         if classes.api_version >= 1:
             values["endpoint_type"] = 2  # KIP-919: the controller listener describes controllers
+        if classes.api_version >= 2:
+            values["include_fenced_brokers"] = False  # KIP-1073's v2 field has no default in kio
         return str(self.send(classes.request(**values)).cluster_id)
 
     def check_settings(self, endpoint: ControllerEndpoint, wanted: ControllerSettings) -> None:

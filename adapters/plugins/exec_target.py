@@ -31,10 +31,16 @@ class ExecTarget(Target):
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr_tail = ""
         self.next_id = 0
-        description = self.call("describe", {})
-        if description.get("protocol") != PROTOCOL:
+        try:
+            description = self.call("describe", {})
+        except (TargetFailure, UnsupportedConfiguration) as error:
+            # before any run: not a verdict on an implementation, the command is not a plug-in
             self.stop()
-            raise UsageError(f"exec:{command} does not speak {PROTOCOL} (describe said {description!r})")
+            raise UsageError(f"exec:{command} is not an isrcheck plug-in ({PROTOCOL}, docs/exec-protocol.md): "
+                             f"{error}") from None
+        if not isinstance(description, dict) or description.get("protocol") != PROTOCOL:
+            self.stop()
+            raise UsageError(f"exec:{command} does not speak {PROTOCOL} (describe said {str(description)[:200]!r})")
         self.name = str(description.get("name", command))
         self.levels = frozenset(description.get("levels", ["controller"]))
         releases = description.get("releases")

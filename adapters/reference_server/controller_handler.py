@@ -311,7 +311,7 @@ class ReferenceControllerHandler(BaseHandler):
         response_cls = lookup(DESCRIBE_CLUSTER, api_version).response
         broker_cls = nested_class(response_cls, "DescribeClusterBroker")
         host, port = self.endpoint
-        brokers = (build(broker_cls, broker_id=self.node_id, host=host, port=port, rack=None),)
+        brokers = (build(broker_cls, broker_id=self.node_id, host=host, port=port, rack=None, is_fenced=False),)
         return build(response_cls, throttle_time=NO_THROTTLE, error_code=code(Error.NONE), error_message=None,
                      endpoint_type=getattr(request, "endpoint_type", 1), cluster_id=self.cluster_id,
                      controller_id=self.node_id, brokers=brokers, cluster_authorized_operations=-2147483648)

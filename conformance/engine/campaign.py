@@ -7,8 +7,11 @@ Batch b uses Hypothesis seed `seed + b`, so `--seed <batch seed> --examples <bat
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
 import sys
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -61,13 +64,15 @@ class CampaignConfig:
     campaign_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def replay_command(self, batch_seed: int, batch_examples: int) -> str:
+        """One shell command (docs/records.md): quoted, so an adapter spec with spaces
+        (`exec:python -m my_plugin`) pastes as one argument."""
         parts = [
-            "isrcheck run", f"--adapter {self.adapter}", f"--kafka {self.release}", f"--level {self.level}",
-            *([f"--mutant {self.mutant}"] if self.mutant else []),
-            f"--seed {batch_seed}", f"--examples {batch_examples}", f"--steps {self.steps}", "--stop-at-first",
-            *([] if self.differential else ["--no-differential"]),
+            "isrcheck", "run", "--adapter", self.adapter, "--kafka", self.release, "--level", self.level,
+            *(["--mutant", self.mutant] if self.mutant else []),
+            "--seed", str(batch_seed), "--examples", str(batch_examples), "--steps", str(self.steps),
+            "--stop-at-first", *([] if self.differential else ["--no-differential"]),
         ]
-        return " ".join(parts)
+        return shlex.join(parts)
 
 
 @dataclass
@@ -83,6 +88,8 @@ class CampaignResult:
     found_at: float | None = None
     """time.monotonic() of the first finding, before its shrinking (stop-at-first campaigns)."""
     seconds_to_first_finding: float | None = None
+    skip_reason: str | None = None
+    """Why the target refused the configuration: the campaign stopped after its first run."""
 
     def merge(self, other: CampaignResult) -> None:
         self.runs += other.runs
@@ -92,12 +99,32 @@ class CampaignResult:
         for signature, example in other.examples.items():
             self.examples.setdefault(signature, example)
         self.records_files += other.records_files
+        self.skip_reason = self.skip_reason or other.skip_reason
         if other.found_at is not None and (self.found_at is None or other.found_at < self.found_at):
             self.found_at = other.found_at
 
     @property
     def found(self) -> bool:
-        return bool(self.signatures)
+        """The target broke a property or diverged from the reference in some run."""
+        return self.outcomes["finding"] > 0
+
+    @property
+    def tested(self) -> int:
+        """Runs that exercised the target (skipped runs and isrcheck's own errors did not)."""
+        return sum(self.outcomes[o] for o in TESTED_OUTCOMES)
+
+    @property
+    def verdict(self) -> str:
+        """The campaign's one verdict, most serious first: `failed` (the target broke a property,
+        diverged, crashed or hung), `error` (isrcheck failed: no verdict on the target),
+        `untested` (no run exercised the target), `passed`."""
+        if self.found or self.outcomes["crash"] or self.outcomes["timeout"]:
+            return FAILED
+        if self.outcomes["error"]:
+            return ENGINE_ERROR
+        if not self.tested:
+            return UNTESTED
+        return PASSED
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,7 +137,14 @@ class CampaignResult:
         }
 
 
-def outcome_of(findings: list[Finding]) -> str:
+TESTED_OUTCOMES = ("pass", "finding", "crash", "timeout")
+FAILED, ENGINE_ERROR, UNTESTED, PASSED = "failed", "error", "untested", "passed"
+
+
+def outcome_of(findings: list[Finding], skip_reason: str | None = None) -> str:
+    """A record's `outcome` (docs/records.md): one meaning each."""
+    if skip_reason is not None:
+        return "skipped"
     if not findings:
         return "pass"
     kind = findings[0].kind
@@ -144,18 +178,19 @@ class Worker:
         self.unsupported = self.make_target().unsupported_operations
 
     def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
-               counterexample: FinishedRun | None = None) -> None:
+               counterexample: FinishedRun | None = None, note: dict[str, Any] | None = None) -> None:
         """Write one run's record and count it. A finding already written before shrinking
-        (`record_found`) is replaced by its improved form, under the same run id."""
+        (`record_found`) is replaced by its improved form, under the same run id. `note` is added
+        to the first finding's evidence (why the finding could not be shrunk or replayed)."""
         pending, self.pending = self.pending, None
         if pending is None:
             self.counter += 1
-        record = self.build_record(finished, batch_seed, batch_examples, counterexample)
+        record = self.build_record(finished, batch_seed, batch_examples, counterexample, note)
         if pending is None:
             self.writer.write(record)
         else:
             self.writer.replace_from(pending, record)
-        self.count(record, finished.run.findings)
+        self.count(record, self.noted(finished.run.findings, note))
 
     def record_found(self, finished: FinishedRun, batch_seed: int, batch_examples: int) -> None:
         """The first finding, on disk before shrinking starts: a campaign killed while shrinking
@@ -165,26 +200,43 @@ class Worker:
         if self.pending is None:  # no records file: nothing to replace later
             self.counter -= 1
 
+    @staticmethod
+    def noted(findings: list[Finding], note: dict[str, Any] | None) -> list[Finding]:
+        if note and findings:
+            return [dataclasses.replace(findings[0], evidence={**findings[0].evidence, **note}), *findings[1:]]
+        return findings
+
     def build_record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
-                     counterexample: FinishedRun | None = None) -> dict[str, Any]:
+                     counterexample: FinishedRun | None = None, note: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
         config, run = self.config, finished.run
-        findings = run.findings
+        findings = self.noted(run.findings, note)
         shown = counterexample or (finished if findings else None)
-        # what is printed and reported beside the counterexample is what the counterexample found
-        # (a shrunk run's own finding), never the longer run's message about steps it no longer has
-        shown_findings = [] if shown is None else shown.run.findings
         replay = None
         if findings:
             if counterexample is not None:
                 replay = config.replay_command(batch_seed, batch_examples)
             elif config.records_dir is not None:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
-                replay = f"isrcheck replay {self.writer.path} --run {run_id}"
-        record = {
+                replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
+        return self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
+                              replay, run.skip_reason)
+
+    def record_of(self, started_at: float, seconds: float, batch_seed: int, trace: list[Any],
+                  findings: list[Finding], shown: FinishedRun | None, replay: str | None,
+                  skip_reason: str | None) -> dict[str, Any]:
+        """The record of one run (or of an engine failure outside any run: empty trace)."""
+        config = self.config
+        if skip_reason is not None:
+            self.result.skip_reason = self.result.skip_reason or skip_reason
+        # what is printed and reported beside the counterexample is what the counterexample found
+        # (a shrunk run's own finding), never the longer run's message about steps it no longer has
+        shown_findings = [] if shown is None else shown.run.findings
+        return {
             "schema": SCHEMA_ID,
             "run_id": f"{config.campaign_id}-w{self.worker}-{self.counter:06d}",
             "campaign_id": config.campaign_id,
-            "started_at": utc_timestamp(finished.started_at),
+            "started_at": utc_timestamp(started_at),
             "seed": batch_seed,
             "adapter": config.adapter,
             "target": self.spec.display_name,
@@ -195,9 +247,10 @@ class Worker:
             "mutant_ticket": self.mutant_ticket,
             "level": config.level,
             "differential": config.differential,
-            "steps": len(run.trace),
-            "duration_s": round(finished.seconds, 6),
-            "outcome": outcome_of(findings),
+            "steps": len(trace),
+            "duration_s": round(seconds, 6),
+            "outcome": outcome_of(findings, skip_reason),
+            "skip_reason": skip_reason,
             "findings": [f.to_json() for f in findings],
             "counterexample": None if shown is None else {
                 "length": len(shown.run.trace),
@@ -209,9 +262,8 @@ class Worker:
             "isrcheck_version": self.provenance.version,
             "commit": self.provenance.commit,
             "properties": properties_checked(config.level),
-            "coverage": coverage_points((s.op, s.reference) for s in run.trace),
+            "coverage": coverage_points((s.op, s.reference) for s in trace),
         }
-        return record
 
     def count(self, record: dict[str, Any], findings: list[Finding]) -> None:
         replay = record["replay"]
@@ -224,6 +276,16 @@ class Worker:
                 "message": shown.get(finding.signature, finding.message), "replay": replay, "run_id": record["run_id"],
                 "counterexample_length": record["counterexample"]["length"] if record["counterexample"] else None,
             })
+
+    def engine_error(self, error: BaseException, batch_seed: int) -> None:
+        """A failure outside any run (the generator, Hypothesis): one record of outcome `error`."""
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        finding = Finding(ERROR, "engine", 0, f"isrcheck failed: {type(error).__name__}: {message}",
+                          evidence={"traceback": traceback.format_exc(limit=8)})
+        self.counter += 1
+        record = self.record_of(time.time(), 0.0, batch_seed, [], [finding], None, None, None)
+        self.writer.write(record)
+        self.count(record, [finding])
 
     def shutdown(self) -> None:
         """End the shared target's session: controller processes it started must stop with the
@@ -269,18 +331,22 @@ class Worker:
                 self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
             stop = True
         except Flaky as error:
+            # the finding happened (its run is recorded) but did not happen again on the same
+            # steps: the target (or isrcheck) is not deterministic, so it has no shrunk replay
             held = context.held
+            note = {"not_reproduced": "the same steps did not fail again while shrinking: "
+                    + str(error).splitlines()[0][:300]}
             if held is not None:
-                self.record(held, batch_seed, examples)
-            self.result.outcomes["flaky"] += 1
-            self.result.examples.setdefault("flaky", {"message": str(error)[:500]})
+                self.record(held, batch_seed, examples, note=note)
+            else:  # Hypothesis found the draws themselves inconsistent: isrcheck's generator is at fault
+                self.engine_error(error, batch_seed)
             stop = True
-        except Exception as error:  # an isrcheck bug: recorded, never an aborted campaign
+        except Exception as error:  # escaped the run itself (a generator bug): recorded, never an aborted campaign
             if context.held is not None:  # the finding written before shrinking stays, counted
                 self.record(context.held, batch_seed, examples)
-            finding = Finding(ERROR, "engine", 0, f"{type(error).__name__}: {error}")
-            self.result.signatures[finding.signature] += 1
-            self.result.examples.setdefault(finding.signature, {"message": finding.message})
+            self.engine_error(error, batch_seed)
+            stop = True
+        if context.skip_reason is not None:
             stop = True
         self.result.steps += context.steps_executed
         if context.found_at is not None and self.result.found_at is None:
@@ -308,6 +374,8 @@ def worker_main(config: CampaignConfig, worker: int, batches: list[tuple[int, in
                 break
             stop = instance.run_batch(batch, examples)
             progress(instance.result.runs, instance.result.steps, sum(instance.result.signatures.values()))
+            if instance.result.skip_reason is not None:
+                break  # the configuration is the same for every run: refused once, refused always
             if stop and config.stop_at_first:
                 if stop_event is not None:
                     stop_event.set()

@@ -49,6 +49,10 @@ class ClusterPairRun:
     release: str
     trace: list[TraceStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skip_reason: str | None = None
+    """The target refused the configuration at `open`: the run tested nothing."""
+    silent: bool = False
+    """Not opened and not recorded: a later run of a campaign already known to be skipped."""
 
     def __post_init__(self) -> None:
         self.ref_session = Session(self.reference, self.release)
@@ -56,7 +60,7 @@ class ClusterPairRun:
 
     @property
     def stopped(self) -> bool:
-        return bool(self.findings)
+        return bool(self.findings) or self.skip_reason is not None
 
     def step(self, step: Step) -> list[Finding]:
         if self.stopped:

@@ -8,7 +8,7 @@ checker compares them and the property checkers judge the target's answers alone
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from isrcheck.adapters.base import Target, TargetFailure
@@ -67,6 +67,10 @@ class PairRun:
     partitions: list[tuple[str, int]] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skip_reason: str | None = None
+    """The target refused the configuration at `open`: the run tested nothing."""
+    silent: bool = False
+    """Not opened and not recorded: a later run of a campaign already known to be skipped."""
 
     def __post_init__(self) -> None:
         self.ref_session = Session(self.reference, self.release)
@@ -76,12 +80,21 @@ class PairRun:
 
     @property
     def stopped(self) -> bool:
-        return bool(self.findings)
+        return bool(self.findings) or self.skip_reason is not None
 
-    def observe(self) -> None:
-        self.ref_seen = observe_controller(self.reference, self.partitions, self.brokers)
-        if self.observes_target:
-            self.tgt_seen = observe_controller(self.target, self.partitions, self.brokers)
+    def target_failed(self, op: str, index: int, call: Any) -> list[Finding] | None:
+        """Run `call` (a call on the target); a target that fails in it is an outcome of this run
+        (timeout or crash, docs/exec-protocol.md), never an aborted campaign."""
+        try:
+            call()
+        except TargetFailure as failure:
+            return [Finding(failure.kind, op, index, f"{op}: {failure}", evidence={"args": self.trace[-1].args})]
+        except StepError as error:
+            return [Finding(ERROR, op, index, f"{op}: {error}")]
+        except Exception as error:  # a plug-in bug is an outcome, never an aborted campaign
+            return [Finding(CRASH, op, index, f"{op}: {type(error).__name__}: {error}",
+                            evidence={"traceback": traceback.format_exc(limit=5)})]
+        return None
 
     def step(self, step: Step) -> list[Finding]:
         if self.stopped:
@@ -92,23 +105,24 @@ class PairRun:
         self.ref_session.capture(step, ref_result)
         trace = TraceStep(index, step.op, dict(step.args), src, dst, ref_result, None, dict(step.captures))
         self.trace.append(trace)
-        try:
-            tgt_args, tgt_result = self.tgt_session.run_resolved(step)
-        except TargetFailure as failure:
-            self.findings = [Finding(failure.kind, step.op, index, f"{step.op}: {failure}",
-                                     evidence={"args": step.args})]
+        answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        failed = self.target_failed(step.op, index, lambda: answered.append(self.tgt_session.run_resolved(step)))
+        if failed:
+            self.findings = failed
             return self.findings
-        except StepError as error:
-            self.findings = [Finding(ERROR, step.op, index, f"{step.op}: {error}")]
-            return self.findings
-        except Exception as error:  # a plug-in bug is an outcome, never an aborted campaign
-            self.findings = [Finding(CRASH, step.op, index, f"{step.op}: {type(error).__name__}: {error}",
-                                     evidence={"traceback": traceback.format_exc(limit=5)})]
-            return self.findings
+        tgt_args, tgt_result = answered[0]
         self.tgt_session.capture(step, tgt_result)
         trace.target = tgt_result
         tgt_before = self.tgt_seen
-        self.observe()
+        self.ref_seen = observe_controller(self.reference, self.partitions, self.brokers)
+        if self.observes_target:
+            def observe_target() -> None:
+                self.tgt_seen = observe_controller(self.target, self.partitions, self.brokers)
+
+            failed = self.target_failed(f"observe after {step.op}", index, observe_target)
+            if failed:
+                self.findings = [replace(f, operation=step.op) for f in failed]
+                return self.findings
         findings: list[Finding] = []
         if self.differential:
             for finding in (

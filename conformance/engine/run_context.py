@@ -14,16 +14,17 @@ shrinking), and the run in progress is dropped rather than recorded half-done.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import event
-from isrcheck.adapters.base import Target, TargetFailure
+from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
 
-from isrcheck.operations.findings import Finding
+from isrcheck.operations.findings import CRASH, ERROR, Finding
 from isrcheck.operations.step import Step
 
 
@@ -71,6 +72,10 @@ class RunContext:
     on_found: Callable[[FinishedRun], None] | None = None
     """Called with the first finding's run before shrinking starts (to put it on disk)."""
     out_of_time: bool = False
+    skip_reason: str | None = None
+    """Why the target refused the campaign's configuration (UnsupportedConfiguration at `open`).
+    The configuration is the same for every run, so only the first such run is opened and
+    recorded; the later ones of the batch are not even opened (`silent`), and the worker stops."""
     _started: dict[int, float] = field(default_factory=dict)
 
     def supports(self, op: str) -> bool:
@@ -90,10 +95,18 @@ class RunContext:
             run = ClusterPairRun(reference, target, self.release)
         else:
             run = PairRun(reference, target, self.release, self.differential, self.observes_target)
-        try:
-            target.open(self.release, self.config)
-        except TargetFailure as failure:
-            run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
+        if self.skip_reason is not None:
+            run.skip_reason, run.silent = self.skip_reason, True
+        else:
+            try:
+                target.open(self.release, self.config)
+            except UnsupportedConfiguration as error:
+                run.skip_reason = self.skip_reason = str(error) or type(error).__name__
+            except TargetFailure as failure:
+                run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
+            except Exception as error:  # a plug-in bug is an outcome (crash), as during execute
+                run.findings = [Finding(CRASH, "open", 0, f"open: {type(error).__name__}: {error}",
+                                        evidence={"traceback": traceback.format_exc(limit=5)})]
         self._started[id(run)] = time.time()
         return run
 
@@ -101,7 +114,13 @@ class RunContext:
         if run.stopped:
             return
         self.check_deadline()
-        findings = run.step(step)
+        try:
+            findings = run.step(step)
+        except Exception as error:  # isrcheck's own failure (the reference, a checker): recorded as `error`
+            run.findings = findings = [Finding(
+                ERROR, step.op, len(run.trace), f"isrcheck failed: {type(error).__name__}: {error}",
+                evidence={"traceback": traceback.format_exc(limit=8)},
+            )]
         if not self.shrinking:
             self.steps_executed += 1
         if not findings or not self.stop_at_first:
@@ -116,10 +135,11 @@ class RunContext:
     def finish_run(self, run: PairRun | ClusterPairRun) -> None:
         started = self._started.pop(id(run), time.time())
         finished = FinishedRun(run, time.time() - started, started)
-        for side in (run.reference, run.target):
-            side.close()
-        if self.out_of_time:
-            return  # cut short by the budget: neither a pass nor a finding
+        run.reference.close()
+        if run.skip_reason is None:
+            run.target.close()
+        if self.out_of_time or run.silent:
+            return  # cut short by the budget, or a refused configuration already recorded once
         failing = bool(run.findings) and run.findings[0].signature == self.first_signature
         if self.stop_at_first and failing:
             if not self.shrinking:

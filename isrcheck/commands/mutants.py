@@ -10,7 +10,11 @@ from isrcheck.reference_impl.mutants import CATALOGUE
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser("mutants", help="list the mutant catalogue")
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "mutants", help="list the mutant catalogue",
+        description="List the mutants: historical Kafka bugs reintroduced into the reference "
+        "(docs/protocol/bugs.md), with their level, release and whether they are negative controls.",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON array of mutants")
     parser.set_defaults(handler=run)
 

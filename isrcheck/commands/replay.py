@@ -10,6 +10,7 @@ from typing import Any
 
 from isrcheck.adapters.base import Target
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.commands.run import LABELS
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
 from isrcheck.conformance.engine.targets import TargetSpec, engine_cluster
@@ -19,7 +20,11 @@ from isrcheck.operations.step import Step
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser("replay", help="replay a recorded run")
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "replay", help="replay a recorded run",
+        description="Re-execute the steps of one recorded run (a finding collected with --collect) on the "
+        "reference and the target, and report whether the same finding happens again.",
+    )
     parser.add_argument("records", type=Path, help="a .jsonl records file")
     parser.add_argument("--run", required=True, metavar="RUN_ID", help="the run_id to replay")
     parser.set_defaults(handler=run)
@@ -74,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         if trace.target != trace.reference:
             print(f"      target:    {json.dumps(trace.target)}")
         for finding in findings:
-            print(f"FOUND {finding.signature}: {finding.message}")
+            print(f"{LABELS.get(finding.kind, 'FOUND')} {finding.signature}: {finding.message}")
         if findings:
             return 1
     print("the recorded finding did not reproduce")

@@ -1,9 +1,10 @@
 """`isrcheck run`: a campaign of generated interleavings against a target (issue #4).
 
-Exit 0 nothing found, 1 a divergence or violation (or a timeout/crash of the target, or a target other
-than the reference on which no step ran), 2 usage
-or configuration error. With `--spark` the same campaign runs as Spark tasks
-(`conformance/engine/spark_campaign.py`) and prints the same result.
+Exit codes (docs/exit-codes.md): 0 the target was exercised and nothing was found; 1 it broke
+a property, diverged, crashed or hung; 2 a usage or environment error, or nothing was tested
+(the target refused the configuration in every campaign); 3 isrcheck itself failed. With
+`--spark` the same campaign runs as Spark tasks (`conformance/engine/spark_campaign.py`) and
+prints the same result.
 """
 
 from __future__ import annotations
@@ -18,13 +19,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from isrcheck.adapters.catalogue.adapter_options import with_cli_options
-from isrcheck.commands.scenario import tested_nothing
-from isrcheck.commands.summarize import add_spark_options, spark_conf
-from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, CampaignResult, run_campaign
+from isrcheck.adapters.catalogue.adapter_options import check_environment, with_cli_options
+from isrcheck.adapters.catalogue.registry import known_adapters
+from isrcheck.commands.summarize import add_spark_options, prepare_directory, spark_conf
+from isrcheck.conformance.engine.campaign import (
+    ENGINE_ERROR,
+    FAILED,
+    LEVELS,
+    UNTESTED,
+    CampaignConfig,
+    CampaignResult,
+    run_campaign,
+)
 from isrcheck.conformance.engine.junit import write_junit
 from isrcheck.conformance.engine.targets import TargetSpec
-from isrcheck.errors import UsageError
+from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
@@ -38,14 +47,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--bootstrap", metavar="HOST:PORT",
                         help="kafka-wire: drive the controller listening here (docs/wire.md)")
     parser.add_argument("--adapter", default="reference", metavar="SPEC",
-                        help="reference | exec:COMMAND | module:Class | an installed plug-in name")
+                        help=f"the system under test (default: reference); {known_adapters()}".replace("%", "%%"))
     parser.add_argument("--kafka", metavar="RELEASE",
                         help=f"release profile ({', '.join(PROFILES)}; default: the mutant's release, else {NEWEST})")
     parser.add_argument("--mutant", help="run the reference with this mutant applied (see 'isrcheck mutants')")
     parser.add_argument("--level", default=None, choices=[*LEVELS, "all"],
                         help="controller, cluster or all (default: the mutant's level, else controller)")
     amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--examples", type=int, help="number of runs (default 100)")
+    amount.add_argument("--examples", type=int,
+                        help="number of Hypothesis examples (default 100); the few more it starts and "
+                        "discards (its data ran out) run and are recorded too, about 2%%")
     amount.add_argument("--budget", type=parse_budget, metavar="SECONDS",
                         help="a wall-clock deadline: no run starts, and a run or shrink in progress stops, this many "
                         "seconds after the campaign started")
@@ -136,11 +147,15 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
         raise UsageError(str(error)) from None
     if args.examples is not None and args.examples < 1:
         raise UsageError("--examples must be at least 1")
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
+        raise UsageError(f"--budget must be a positive number of seconds, not {args.budget:g}")
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
+    if args.records is not None:
+        prepare_directory(args.records)  # a path that cannot hold records fails now, not in a worker
     spec = TargetSpec(args.adapter, args.mutant, args.timeout)
     mutant = spec.mutant_entry()
     level = args.level or (mutant.level if mutant is not None else "controller")
@@ -162,6 +177,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
             shrink_budget_s=args.shrink_budget,
         ))
+    check_environment(args.adapter)  # Docker, KAFKA_HOME, a listening controller: before any campaign
     return configs, skipped
 
 
@@ -177,8 +193,7 @@ def run(args: argparse.Namespace) -> int:
             rate = steps / seconds if seconds else 0.0
             print(f"\r{runs} runs  {rate:,.0f} steps/s  {findings} findings", end="", file=sys.stderr, flush=True)
 
-    found = False
-    tested = 0
+    verdicts = []
     summaries = []
     where = f" on Spark ({args.master or 'local[*]'})" if args.spark else ""
     with campaign_executor(args) as execute:
@@ -186,8 +201,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"campaign {config.campaign_id}: {config.adapter}{'+' + config.mutant if config.mutant else ''} "
                   f"on Kafka {config.release}, {config.level} level, seed {config.seed}{where}", file=sys.stderr)
             result = execute(config, progress)
-            found = found or result.found
-            tested += result.steps
+            verdicts.append(result.verdict)
             if interactive:
                 print(file=sys.stderr)
             if args.junit is not None:
@@ -199,19 +213,42 @@ def run(args: argparse.Namespace) -> int:
                 print_result(config.level, result)
     if args.json:
         print(json.dumps(summaries[0] if len(summaries) == 1 else {"campaigns": summaries}, indent=2))
-    if tested_nothing(args.adapter, tested):
-        print(f"isrcheck: {args.adapter} tested nothing (no step ran)", file=sys.stderr)
-        return 1
-    return 1 if found else 0
+    return exit_code(verdicts)
+
+
+def exit_code(verdicts: list[str]) -> int:
+    """One exit code for the campaigns of one invocation, most serious first: a target failure,
+    then an isrcheck failure, then "nothing was tested at all"."""
+    if FAILED in verdicts:
+        return EXIT_FAILED
+    if ENGINE_ERROR in verdicts:
+        return EXIT_ENGINE_ERROR
+    if all(v == UNTESTED for v in verdicts):
+        return EXIT_USAGE
+    return EXIT_PASSED
+
+
+LABELS = {"divergence": "FOUND", "violation": "FOUND", "crash": "CRASH", "timeout": "TIMEOUT",
+          "error": "ISRCHECK ERROR"}
+"""How a signature's kind is announced: only a divergence or a violation is a finding; a crash or
+timeout is the target failing to answer; an error is isrcheck's own failure, not the target's."""
 
 
 def print_result(level: str, result: CampaignResult) -> None:
     rate = result.steps / result.seconds if result.seconds else 0.0
-    print(f"{level}: {result.runs} runs, {result.steps} steps in {result.seconds:.1f} s ({rate:,.0f} steps/s)")
+    print(f"{level}: {result.runs} runs ({result.tested} tested), {result.steps} steps in {result.seconds:.1f} s "
+          f"({rate:,.0f} steps/s)")
     for signature, count in result.signatures.most_common():
         example = result.examples.get(signature, {})
-        print(f"FOUND {signature} ({count}x): {example.get('message')}")
+        label = LABELS.get(signature.split(":", 1)[0], "FOUND")
+        print(f"{label} {signature} ({count}x): {example.get('message')}")
+        if label == "ISRCHECK ERROR":
+            print("  (a bug in isrcheck, not in the target; the record holds the traceback)")
         if example.get("replay"):
             print(f"  replay: {example['replay']}")
-    if not result.signatures:
+    if result.skip_reason is not None:
+        print(f"SKIPPED: the target refused this configuration: {result.skip_reason}")
+    if not result.tested:
+        print("nothing tested")
+    elif not result.signatures:
         print("nothing found")

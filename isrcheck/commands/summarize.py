@@ -15,6 +15,7 @@ from typing import Any
 from isrcheck.errors import UsageError
 from isrcheck.reports.records_io import find_record_files
 from isrcheck.reports.summary_file import write_summary
+from isrcheck.spark_session import check_spark
 
 
 def register(subparsers: Any) -> None:
@@ -90,6 +91,7 @@ def warn_corrupt(command: str, summary: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     files = find_record_files(args.records)
     conf = spark_conf(args.conf)
+    check_spark(args.master)
     prepare_directory(args.out)
     started = time.monotonic()
     summary = summarize_with_spark(files, args.out, args.master, conf)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from isrcheck.adapters.base import Args, Result
+from isrcheck.adapters.base import Args, Result, UnsupportedConfiguration
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 
 
@@ -45,3 +45,22 @@ class BlindToEpochsTarget(ReferenceTarget):
 class DeclaredBlindToEpochsTarget(BlindToEpochsTarget):
     observable_fields = frozenset({"leader", "isr", "replicas", "leader_epoch"}) | frozenset(
         {"registered", "fenced", "in_controlled_shutdown", "broker_epoch"})
+
+
+class RefusingTarget(ReferenceTarget):
+    """Cannot run any configuration: `open` raises UnsupportedConfiguration, as kafka-docker does
+    without Docker, or a plug-in asked for a release it does not implement."""
+
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        raise UnsupportedConfiguration(f"this target does not run Kafka {release}")
+
+
+class ObserveCrashingTarget(ReferenceTarget):
+    """Answers every operation, but crashes when observed after a broker shut down: the crash
+    comes during `observe`, not `execute` (the exec protocol promises the same outcome)."""
+
+    def observe(self, what: str, args: Args) -> Result:
+        seen = super().observe(what, args)
+        if what == "broker" and seen.get("in_controlled_shutdown"):
+            raise RuntimeError("plug-in bug while observing")
+        return seen

@@ -133,10 +133,13 @@ def test_a_real_target_that_tested_nothing_does_not_pass(tmp_path: Path) -> None
     missing = str(tmp_path / "no-kafka-here")
     result = isrcheck("scenario", "conformance/scenarios/topics.yaml", "--adapter", "kafka-local", "--kafka", "3.9",
                       home=missing, timeout=120)
-    assert result.returncode == 1 and "tested nothing" in result.stderr, result.stdout[-1000:]
+    # an environment that cannot run the target is exit 2 with one line naming it (docs/exit-codes.md)
+    assert result.returncode == 2 and "no-kafka-here" in result.stderr, result.stdout[-1000:] + result.stderr
+    assert "Traceback" not in result.stderr
     result = isrcheck("run", "--adapter", "kafka-local", "--kafka", "3.9", "--examples", "2", "--steps", "5",
                       home=missing, timeout=120)
-    assert result.returncode == 1 and "tested nothing" in result.stderr, result.stdout[-1000:]
+    assert result.returncode == 2 and "no-kafka-here" in result.stderr, result.stdout[-1000:] + result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @needs_39
