@@ -10,7 +10,6 @@ the 3.9 profile: on 4.x a fenced ghost broker's restart must wait out a real ses
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 import uuid
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from isrcheck.conformance.engine.campaign import (
     CampaignResult,
     run_campaign,
 )
+from isrcheck.conformance.engine.worker_process import run_calls
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 WIRE_RELEASE = "3.9"
@@ -88,11 +88,10 @@ def run_jobs(plan: PipelinePlan, report: Callable[[int, int, Job, CampaignResult
         tuple[Job, CampaignResult]]:
     planned = jobs(plan)
     done: list[tuple[Job, CampaignResult]] = []
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(plan.workers) as pool:
-        for job, result, seconds in pool.imap_unordered(run_job, planned):
-            done.append((job, result))
-            report(len(done), len(planned), job, result, seconds)
+    # worker processes that stop with the pipeline however it ends (a Pool's outlive a killed parent)
+    for job, result, seconds in run_calls([(run_job, (job,)) for job in planned], plan.workers):
+        done.append((job, result))
+        report(len(done), len(planned), job, result, seconds)
     return done
 
 

@@ -8,13 +8,63 @@ reader yields each valid record and keeps, beside the count, the reason for ever
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from isrcheck.errors import UsageError
-from isrcheck.records.schema import NOT_JSON, parse_line
+from isrcheck.records.schema import EMPTY_LINE, MAX_LINE_BYTES, NOT_JSON, NOT_UTF8, TOO_LONG, parse_line
+
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+
+
+def split_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[bytes | None, int]]:
+    """Lines as Hadoop's line reader (Spark's text source) splits them — on \\n, \\r\\n and a lone
+    \\r — as (bytes, length); a line longer than `limit` bytes is (None, its length), never held in
+    memory whole (a 2 GB line costs one chunk)."""
+    buffer = b""
+    dropped = 0  # bytes of the current line already thrown away (it is too long)
+    at_end = False
+    while True:
+        match = _NEWLINE.search(buffer)
+        if match is not None and not (match.group() == b"\r" and match.end() == len(buffer) and not at_end):
+            line, buffer = buffer[: match.start()], buffer[match.end():]
+            length = dropped + len(line)
+            yield (None if dropped or length > limit else line), length
+            dropped = 0
+            continue
+        if at_end:
+            if buffer or dropped:
+                yield (None if dropped or len(buffer) > limit else buffer), dropped + len(buffer)
+            return
+        if len(buffer) > limit:  # keep a final \r: it may begin a \r\n
+            keep = 1 if buffer.endswith(b"\r") else 0
+            dropped += len(buffer) - keep
+            buffer = buffer[len(buffer) - keep:]
+        chunk = handle.read(_CHUNK)
+        at_end = not chunk
+        buffer += chunk
+
+
+def read_line(raw: bytes | None, length: int, first: bool = False) -> tuple[dict[str, object] | None, str | None]:
+    """One line's bytes to (record, None) or (None, reason), in the order the Spark rules check:
+    too long, empty, not UTF-8, then `parse_line`. A UTF-8 byte-order mark opening a file is skipped."""
+    if raw is not None and first and raw.startswith(_BOM):
+        raw, length = raw[len(_BOM):], length - len(_BOM)
+    if raw is None or length > MAX_LINE_BYTES:
+        return None, TOO_LONG
+    if not raw.strip(b" \t\r\n"):
+        return None, EMPTY_LINE
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, NOT_UTF8
+    return parse_line(text)
 
 
 def find_record_files(inputs: Sequence[str | Path]) -> list[Path]:
@@ -75,12 +125,10 @@ class RecordReader:
 
     def _read(self, path: Path) -> Iterator[dict[str, object]]:
         try:
-            # as Hadoop's line reader in Spark's text source: split on \n, \r\n and a lone \r
-            # (newline=None), skip a UTF-8 byte-order mark, make undecodable bytes U+FFFD
-            with path.open(encoding="utf-8-sig", errors="replace", newline=None) as handle:
-                for number, line in enumerate(handle, start=1):
+            with path.open("rb") as handle:
+                for number, (raw, length) in enumerate(split_lines(handle, MAX_LINE_BYTES), start=1):
                     self.lines += 1
-                    record, reason = parse_line(line[:-1] if line.endswith("\n") else line)
+                    record, reason = read_line(raw, length, first=number == 1)
                     if record is not None:
                         self.records += 1
                         yield record

@@ -27,7 +27,18 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from isrcheck.records import schema as record_schema
-from isrcheck.records.schema import EMPTY_LINE, NOT_JSON, NOT_OBJECT, RUN, SCHEMA_ID, TYPE_ORDER
+from isrcheck.records.schema import (
+    EMPTY_LINE,
+    MAX_DEPTH,
+    MAX_LINE_BYTES,
+    NOT_JSON,
+    NOT_OBJECT,
+    NOT_UTF8,
+    RUN,
+    SCHEMA_ID,
+    TOO_LONG,
+    TYPE_ORDER,
+)
 
 # a sentinel after the line: Spark's parser stops at the end of the first complete value, so a
 # line is whole JSON only when the sentinel is the array's second and last element
@@ -46,7 +57,8 @@ def wrap_line(line: Column) -> Column:
     Select it as a column of its own: `line_reason` refers to it several times, and Spark would
     parse the line once per reference if it were inlined.
     """
-    return F.try_parse_json(F.concat(F.lit("["), line, F.lit("," + _SENTINEL_JSON + "]")))
+    within = F.when(F.octet_length(line) <= F.lit(MAX_LINE_BYTES), line)  # a longer one is never parsed
+    return F.try_parse_json(F.concat(F.lit("["), within, F.lit("," + _SENTINEL_JSON + "]")))
 
 
 def line_reason(line: Column, wrapped: Column) -> tuple[Column, Column]:
@@ -55,7 +67,12 @@ def line_reason(line: Column, wrapped: Column) -> tuple[Column, Column]:
         wrapped, "$[2]", "variant").isNull()
     record = F.variant_get(wrapped, "$[0]", "variant")
     # \\z, not $: Java's $ also matches before a final U+2028, which Python does not treat as space
-    reason = (F.when(F.regexp_like(line, F.lit("^[ \\t\\r\\n]*\\z")), F.lit(EMPTY_LINE))
+    # the order of records_io.read_line; a line that may nest too deep goes to the UDF (NULL here)
+    openings = F.length(line) - F.length(F.regexp_replace(line, F.lit("[\\[{]"), F.lit("")))
+    reason = (F.when(F.octet_length(line) > F.lit(MAX_LINE_BYTES), F.lit(TOO_LONG))
+              .when(F.regexp_like(line, F.lit("^[ \\t\\r\\n]*\\z")), F.lit(EMPTY_LINE))
+              .when(~F.is_valid_utf8(line), F.lit(NOT_UTF8))
+              .when(openings > F.lit(MAX_DEPTH), F.lit(None))
               .when(wrapped.isNull() | ~F.coalesce(whole, F.lit(False)), F.lit(NOT_JSON))
               .when(~F.regexp_like(line, F.lit("^[ \\t\\r\\n]*[{]")), F.lit(NOT_OBJECT)))
     return record, reason
@@ -108,11 +125,13 @@ def simple_record(record: Column) -> Column:
     shape = F.regexp_replace(F.schema_of_variant(record), F.lit(r"DECIMAL\(\d+,\d+\)|DOUBLE|FLOAT"),
                              F.lit("NUMBER"))
     shape = F.regexp_replace(shape, F.lit(_OPTIONAL), F.lit(""))
-    return (shape.isin(*_simple_schemas())
-            & (F.variant_get(record, "$.schema", "string") == F.lit(SCHEMA_ID))
-            & (F.abs(F.try_variant_get(record, "$.duration_s", "double")) < F.lit(float("inf")))
-            # `[null]` has the schema of `[]`, so emptiness is checked on its own
-            & F.variant_get(record, "$.findings[0]", "variant").isNull())
+    return F.coalesce(  # NULL (a line Spark could not parse) is not simple: the UDF decides
+        shape.isin(*_simple_schemas())
+        & (F.variant_get(record, "$.schema", "string") == F.lit(SCHEMA_ID))
+        & (F.abs(F.try_variant_get(record, "$.duration_s", "double")) < F.lit(float("inf")))
+        # `[null]` has the schema of `[]`, so emptiness is checked on its own
+        & F.variant_get(record, "$.findings[0]", "variant").isNull(),
+        F.lit(False))
 
 
 def _reason_of(line: str | None) -> str | None:

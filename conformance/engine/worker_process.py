@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -108,12 +108,17 @@ def main() -> int:
     job = sys.stdin.readline()
     if not job:
         return EXIT_PARENT_GONE
-    config, worker, batches, deadline = decode(job)
     stop = _StopFlag(protocol)
     threading.Thread(target=_watch_stdin, args=(stop,), name="parent-watch", daemon=True).start()
-    from isrcheck.conformance.engine.campaign import worker_main
+    payload = decode(job)
+    if payload[0] == "call":  # any picklable function and its arguments (the pipeline's jobs)
+        _, function, arguments = payload
+        result = function(*arguments)
+    else:
+        from isrcheck.conformance.engine.campaign import worker_main
 
-    result = worker_main(config, worker, batches, stop, _Progress(protocol), deadline=deadline)
+        _, config, worker, batches, deadline = payload
+        result = worker_main(config, worker, batches, stop, _Progress(protocol), deadline=deadline)
     _send(protocol, f"result {encode(result)}")
     return 0
 
@@ -129,15 +134,31 @@ class WorkerProcess:
     done: bool = False
 
     @classmethod
-    def start(cls, config: Any, worker: int, batches: list[tuple[int, int]], deadline: float | None) -> WorkerProcess:
+    def start(cls, worker: int, payload: tuple[Any, ...]) -> WorkerProcess:
+        """`payload`: ("campaign", config, worker, batches, deadline) or ("call", function, arguments)."""
         process = subprocess.Popen(
             [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             bufsize=1,
         )
         assert process.stdin is not None
-        process.stdin.write(encode((config, worker, batches, deadline)) + "\n")
+        process.stdin.write(encode(payload) + "\n")
         process.stdin.flush()
         return cls(worker, process)
+
+    def read(self) -> list[str]:
+        """The complete lines that have arrived; marks the worker done at end of its output."""
+        assert self.process.stdout is not None
+        chunk = os.read(self.process.stdout.fileno(), 65536).decode("utf-8", errors="replace")
+        if not chunk:
+            self.done = True
+            return []
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split("\n")
+        for line in lines:
+            kind, _, rest = line.partition(" ")
+            if kind == "result":
+                self.result = decode(rest)
+        return lines
 
     def tell_stop(self) -> None:
         try:
@@ -169,27 +190,15 @@ def run_workers(config: Any, shares: list[list[tuple[int, int]]], deadline: floa
                 on_progress: Callable[[int, int, int], None], stop_at_first: bool) -> tuple[list[Any], list[str]]:
     """Run one worker per share until all have answered; returns their results and a line for
     each worker that died without one (its records up to then are on disk)."""
-    workers = [WorkerProcess.start(config, w, share, deadline) for w, share in enumerate(shares)]
+    workers = [WorkerProcess.start(w, ("campaign", config, w, share, deadline)) for w, share in enumerate(shares)]
     latest: dict[int, tuple[int, int, int]] = {}
-    lost: list[str] = []
     try:
         while not all(w.done for w in workers):
             streams = {w.process.stdout: w for w in workers if not w.done}
             ready, _, _ = select.select(list(streams), [], [], 0.5)
             for stream in ready:
                 worker = streams[stream]
-                assert stream is not None
-                chunk = os.read(stream.fileno(), 65536).decode("utf-8", errors="replace")
-                if not chunk:
-                    worker.done = True
-                    if worker.result is None:
-                        code = worker.process.wait()
-                        lost.append(f"worker {worker.worker} ended without a result (exit code {code}); "
-                                    "its records up to its last run are kept")
-                    continue
-                worker.buffer += chunk
-                *lines, worker.buffer = worker.buffer.split("\n")
-                for line in lines:
+                for line in worker.read():
                     kind, _, rest = line.partition(" ")
                     if kind == "progress":
                         runs, steps, findings = (int(x) for x in rest.split())
@@ -199,12 +208,46 @@ def run_workers(config: Any, shares: list[list[tuple[int, int]]], deadline: floa
                         for other in workers:
                             if other is not worker:
                                 other.tell_stop()
-                    elif kind == "result":
-                        worker.result = decode(rest)
     finally:
         for worker in workers:
             worker.end()
-    return [w.result for w in workers if w.result is not None], lost
+    return [w.result for w in workers if w.result is not None], [lost(w) for w in workers if w.result is None]
+
+
+def lost(worker: WorkerProcess) -> str:
+    return (f"worker {worker.worker} ended without a result (exit code {worker.process.poll()}); "
+            "its records up to its last run are kept")
+
+
+def run_calls(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], slots: int) -> Iterator[Any]:
+    """Run each `function(*arguments)` in a worker process of its own, at most `slots` at a time,
+    yielding results as they finish; a call whose process dies is reported (RuntimeError) when
+    the others are done. Like `run_workers`, nothing it starts outlives it."""
+    pending = list(enumerate(calls))
+    running: list[WorkerProcess] = []
+    failures: list[str] = []
+    try:
+        while pending or running:
+            while pending and len(running) < slots:
+                index, (function, arguments) = pending.pop(0)
+                running.append(WorkerProcess.start(index, ("call", function, arguments)))
+            streams = {w.process.stdout: w for w in running}
+            ready, _, _ = select.select(list(streams), [], [], 0.5)
+            for stream in ready:
+                worker = streams[stream]
+                worker.read()
+                if worker.done:
+                    running.remove(worker)
+                    worker.end()
+                    if worker.result is None:
+                        failures.append(lost(worker))
+                    else:
+                        yield worker.result
+    finally:
+        for worker in running:
+            worker.end()
+    if failures:
+        raise RuntimeError("; ".join(failures))
 
 
 if __name__ == "__main__":

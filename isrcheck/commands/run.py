@@ -32,7 +32,7 @@ from isrcheck.conformance.engine.campaign import (
     run_campaign,
 )
 from isrcheck.conformance.engine.junit import write_junit
-from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
 from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
@@ -164,12 +164,14 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
     configs, skipped = [], []
     for chosen in levels:
         try:
-            spec.factory(chosen)  # unknown adapter or mutant → usage error before anything runs
+            built = spec.factory(chosen)  # unknown adapter or mutant → usage error before anything runs
         except UsageError as error:
             if level != "all":
                 raise
             skipped.append(f"{chosen} level skipped: {error}")
             continue
+        if isinstance(built, SharedTarget):
+            built.shutdown()  # built only to be checked: an exec: plug-in it started must not idle all campaign
         configs.append(CampaignConfig(
             adapter=args.adapter, release=release, mutant=args.mutant, level=chosen,
             examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,

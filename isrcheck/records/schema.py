@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -24,6 +25,15 @@ SCHEMA_ID = "isrcheck.run/1"
 NOT_JSON = "not valid JSON"
 NOT_OBJECT = "not a JSON object"
 EMPTY_LINE = "empty line"
+MAX_LINE_BYTES = 1_000_000
+"""A record line longer than this is skipped unread. A real record is a few KiB (a long cluster
+counterexample, some tens); a 15 MB one once became a 127 MB HTML page and a Spark OutOfMemoryError."""
+MAX_DEPTH = 64
+"""Arrays and objects nested deeper than this: a record nests six levels at most; 10,000 levels
+made Python's JSON decoder raise RecursionError."""
+TOO_LONG = f"line longer than {MAX_LINE_BYTES:,} bytes"
+NOT_UTF8 = "not valid UTF-8"
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
 
 TYPE_ORDER = ("null", "boolean", "integer", "number", "string", "array", "object")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -209,12 +219,21 @@ _decode = json.JSONDecoder(parse_constant=_reject_constant).decode
 
 
 def parse_line(line: str) -> tuple[dict[str, object] | None, str | None]:
-    """One line (without its newline) to (record, None) or (None, reason): the whole contract."""
+    """One line (without its newline) to (record, None) or (None, reason): the whole contract.
+
+    A reader of bytes checks, in this order, TOO_LONG, EMPTY_LINE and NOT_UTF8 before it has a
+    `str` to give here (`records_io`, `spark_rules`); the first two are checked again here for
+    callers that start from text."""
+    if len(line) > MAX_LINE_BYTES or (4 * len(line) > MAX_LINE_BYTES
+                                      and len(line.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES):
+        return None, TOO_LONG
     if not line.strip(_JSON_SPACE):
         return None, EMPTY_LINE
+    if nested_deeper_than(line, MAX_DEPTH):
+        return None, TOO_DEEP
     try:
         value = _decode(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, NOT_JSON
     if ("\\ud" in line or "\\uD" in line) and _has_lone_surrogate(value):
         return None, NOT_JSON
@@ -224,6 +243,29 @@ def parse_line(line: str) -> tuple[dict[str, object] | None, str | None]:
     if reason is not None:
         return None, reason
     return value, None
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def opening_brackets(line: str) -> int:
+    """`[` and `{` anywhere in the line, strings included: fewer than MAX_DEPTH cannot nest that deep
+    (the Spark rules count the same way to decide which lines `parse_line` must see)."""
+    return line.count("[") + line.count("{")
+
+
+def nested_deeper_than(line: str, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` deep, strings aside, without decoding
+    (whatever the line is, valid JSON or not: the check must not itself recurse)."""
+    if opening_brackets(line) <= limit:
+        return False
+    depth = 0
+    for bracket in _BRACKET.finditer(_JSON_STRING.sub("", line)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > limit:
+            return True
+    return False
 
 
 def _has_lone_surrogate(value: object) -> bool:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from isrcheck.operations.findings import Finding
+
 GOOD_STEPS = "steps:\n  - register_broker: {broker: 1}\n"
 
 
@@ -93,9 +95,9 @@ def record_corpus(directory: Path) -> list[Hostile]:
     both summaries must agree on ('valid', 'corrupt')."""
     directory.mkdir(parents=True, exist_ok=True)
     good = json.dumps(record_line(), separators=(",", ":"))
-    finding = json.dumps(record_line(run_id="c0ffee00-w0-000002", outcome="finding", findings=[{
-        "kind": "violation", "op": "alter_partition", "step": 1, "message": "m", "signature": "violation:x",
-    }]), separators=(",", ":"))
+    violation = Finding("violation", "alter_partition", 1, "ISR grew past an ineligible broker", property="P-ELIG")
+    finding = json.dumps(record_line(run_id="c0ffee00-w0-000002", outcome="finding", findings=[violation.to_json()]),
+                         separators=(",", ":"))
     w: Callable[[str, bytes | str], Path] = lambda name, data: _write(directory, name, data)  # noqa: E731
     deep = "[" * 100_000 + "]" * 100_000
     return [
@@ -112,7 +114,7 @@ def record_corpus(directory: Path) -> list[Hostile]:
         Hostile("5,000-digit number", w("bigint.jsonl", good.replace('"seed":1', '"seed":' + "9" * 5000) + "\n"),
                 "corrupt"),
         Hostile("NaN", w("nan.jsonl", good.replace('"duration_s":0.01', '"duration_s":NaN') + "\n"), "corrupt"),
-        Hostile("duplicate keys", w("dup.jsonl", good[:-1] + ',"outcome":"finding"}\n'), "corrupt"),
+        Hostile("duplicate keys (the last counts)", w("dup.jsonl", good[:-1] + ',"outcome":"error"}\n'), "valid"),
         Hostile("empty lines", w("empty.jsonl", "\n\n\n"), "corrupt"),
         Hostile("a JSON array", w("array.jsonl", "[1,2,3]\n"), "corrupt"),
         Hostile("CRLF and BOM", w("crlf.jsonl", "\ufeff" + good + "\r\n" + good.replace("000001", "000003") + "\r\n"),
