@@ -326,38 +326,7 @@ def _signature_block(index: int, sig: dict[str, Any]) -> str:
     if not isinstance(shortest, dict):
         parts.append('<p class="muted">No counterexample recorded: no run with this finding was shrunk.</p></article>')
         return "".join(parts)
-    finding: dict[str, Any] = shortest["finding"] if isinstance(shortest.get("finding"), dict) else {}
-    counterexample: dict[str, Any] = (shortest["counterexample"] if isinstance(shortest.get("counterexample"), dict)
-                                      else {})
-    parts.append(f'<div class="message">{esc(finding.get("message"))}</div>')
-    if shortest.get("first_finding") is False:
-        parts.append(f'<p class="note">This signature was found at step {esc(finding.get("step"))} of a run whose '
-                     f'counterexample was shrunk for its first finding, <span class="mono">'
-                     f'{esc(shortest.get("run_first_signature"))}</span>; no run had it first.</p>')
-    parts.append(f'<div class="meta">run <span class="mono">{esc(shortest.get("run_id"))}</span> · target '
-                 f'{esc(shortest.get("target"))} · release {esc(shortest.get("release"))} · seed '
-                 f'{esc(shortest.get("seed"))} · started {esc(shortest.get("started_at"))} · '
-                 f'{esc(counterexample.get("length"))} step(s), diverging at step '
-                 f'{esc(counterexample.get("diverging_step"))}</div>')
-    label = f"sequence diagram of the shortest counterexample for signature {index + 1}"
-    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, f"sig{index}")}</div>')
-    diffs = differing_steps(counterexample)
-    if diffs:
-        rows = "".join(f'<tr><td class="num">{esc(step.get("index"))}</td><td>{esc(step.get("op"))}</td>'
-                       f'<td>{esc(compact(step.get("reference"), 300))}</td>'
-                       f'<td>{esc(compact(step.get("target"), 300))}</td></tr>' for step in diffs)
-        parts.append('<table class="diffs" style="margin-top:8px"><thead><tr><th class="num">step</th><th>op</th>'
-                     f"<th>reference</th><th>target</th></tr></thead><tbody>{rows}</tbody></table>")
-    replay = shortest.get("replay")
-    if replay:
-        parts.append(f'<div class="replay"><code id="replay-{index}">{esc(replay)}</code>'
-                     f'<button type="button" class="copy" data-target="replay-{index}">Copy</button></div>')
-    else:
-        parts.append('<p class="muted">No replay command recorded for this run.</p>')
-    evidence = finding.get("evidence")
-    parts.append(f'<details><summary>Evidence and the full counterexample</summary>'
-                 f'<pre class="json">{esc(json.dumps(evidence, indent=2, ensure_ascii=False))}</pre>'
-                 f'<pre class="json">{esc(json.dumps(counterexample, indent=2, ensure_ascii=False))}</pre></details>')
+    parts.append(_counterexample_body(f"sig{index}", f"signature {index + 1}", shortest))
     parts.append("</article>")
     return "".join(parts)
 
@@ -420,7 +389,7 @@ def bug_title(bug: dict[str, Any]) -> str:
         adapter, level, operation = ":".join(parts[1:-2]), parts[-2], parts[-1]
         return f"{adapter} parts from the reference at {operation} ({level} level)"
     if kind in ("timeout", "crash") and len(parts) >= 3:
-        return f"{parts[1]}: {kind} at {parts[-1]}"
+        return f'{":".join(parts[1:-1])}: {kind} at {parts[-1]}'
     if kind == "error":
         return f"isrcheck failed at {parts[-1]}"
     return key
@@ -491,8 +460,11 @@ def _bug_counterexamples(bugs: Sequence[dict[str, Any]]) -> str:
             '<p class="muted">For each bug, the shortest shrunk interleaving found, and what <em>that</em> '
             "interleaving found (the message is about the steps drawn). The highlighted row is the diverging step; "
             "red arrows mark steps whose reference and target results differ in a field the protocol fixes. Grey "
-            "results differ only where the protocol leaves the value to the implementation "
-            f'({esc(", ".join(IMPLEMENTATION_DEFINED))}); they are not divergences.</p>{"".join(blocks)}</section>')
+            "results differ only where the protocol leaves the value to the implementation; they are not "
+            "divergences, and the differential checker does not compare them either: "
+            + "; ".join(f'<span class="mono">{esc(name)}</span>: {esc(why)}'
+                        for name, why in IMPLEMENTATION_DEFINED.items())
+            + f'.</p>{"".join(blocks)}</section>')
 
 
 def _bug_block(index: int, bug: dict[str, Any]) -> str:
@@ -529,8 +501,14 @@ def _counterexample_body(uid: str, name: str, shortest: dict[str, Any]) -> str:
                  f'{esc(counterexample.get("length"))} step(s), diverging at step '
                  f'{esc(counterexample.get("diverging_step"))}</div>')
     label = f"sequence diagram of the shortest counterexample of {name}"
-    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, uid)}</div>')
-    parts.append(_differing_table(counterexample))
+    compared = shortest.get("compared") is not False
+    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, uid, compared)}</div>')
+    if compared:
+        parts.append(_differing_table(counterexample))
+    else:
+        parts.append('<p class="note">This run compared no results with the reference (cluster level, or '
+                     "--no-differential): the diagram shows the target's answers beside the reference's, and only "
+                     "the property named above judged the target.</p>")
     replay = shortest.get("replay")
     if replay:
         parts.append(f'<div class="replay"><code id="replay-{uid}">{esc(replay)}</code>'
@@ -545,14 +523,15 @@ def _counterexample_body(uid: str, name: str, shortest: dict[str, Any]) -> str:
 
 
 def _differing_table(counterexample: dict[str, Any]) -> str:
-    diffs = differing_steps(counterexample)
+    diffs = differing_steps(counterexample, compared=True)
     if not diffs:
         return ""
     rows = []
     for step in diffs:
         allowed = allowed_only(step)
         why = "; ".join(IMPLEMENTATION_DEFINED[name] for name in allowed)
-        verdict_cell = (f'<td class="allowed-why">allowed: {esc(why)}</td>' if allowed
+        verdict_cell = (f'<td class="allowed-why" title="{esc(why)}">allowed: {esc(", ".join(allowed))} is '
+                        "implementation-defined</td>" if allowed
                         else '<td class="divergent-why">divergence</td>')
         rows.append(f'<tr class="{"allowed" if allowed else "divergent"}"><td class="num">{esc(step.get("index"))}'
                     f'</td><td>{esc(step.get("op"))}</td><td>{esc(compact(step.get("reference"), 300))}</td>'
@@ -596,14 +575,16 @@ def _coverage(points: Sequence[dict[str, Any]]) -> str:
                 "coverage (written by an older isrcheck).</p></section>")
     rows = []
     operations = list(PROTOCOL_OUTCOMES)
-    extra_ops = sorted({p.split(":", 1)[0] for p in reached if ":" in p} - set(operations))
+    # operations reached with error codes the table does not list (faults have their own row)
+    extra_ops = sorted({p.split(":", 1)[0] for p in reached if ":" in p} - set(operations) - set(FAULTS))
     for op in operations + extra_ops:
         expected = PROTOCOL_OUTCOMES.get(op, ())
         seen = sorted(p.split(":", 1)[1] for p in reached if p.startswith(op + ":"))
         outcomes = list(expected) + [code for code in seen if code not in expected]
         cells = "".join(_coverage_chip(code, reached.get(f"{op}:{code}", 0), code in expected) for code in outcomes)
         hit = sum(1 for code in expected if reached.get(f"{op}:{code}"))
-        rows.append(f'<tr><td class="mono">{esc(op)}</td><td class="num">{hit}/{len(expected)}</td>'
+        share = f"{hit}/{len(expected)}" if expected else "—"
+        rows.append(f'<tr><td class="mono op">{esc(op)}</td><td class="num">{share}</td>'
                     f'<td><div class="chips">{cells}</div></td></tr>')
     faults = "".join(_coverage_chip(op, reached.get(op, 0), True) for op in FAULTS)
     fault_hit = sum(1 for op in FAULTS if reached.get(op))
