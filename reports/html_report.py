@@ -139,11 +139,14 @@ def _overview(summary: dict[str, Any]) -> str:
     corrupt_lines = corrupt.get("lines") or 0
     bugs = summary.get("bugs") or []
     unexpected = sum(1 for bug in bugs if bug.get("kind") in UNEXPECTED)
-    planted = sum(1 for bug in bugs if bug.get("kind") == "mutant" and not bug.get("negative_control"))
+    # per mutant and target, as `isrcheck pipeline` counts its campaigns: B02 in process and over the wire are two
+    campaigns = [m for m in summary.get("mutants") or [] if not m.get("negative_control")]
+    detected = sum(1 for m in campaigns if m.get("detected"))
     cards = [
         _card("new bugs", charts.number(unexpected), "bad" if unexpected else "",
               hint="distinct root causes found without a planted mutant (divergences, violations, timeouts, crashes)"),
-        _card("mutants found", charts.number(planted), hint="planted bugs of the catalogue that findings caught"),
+        _card("mutants found", f"{detected:,}/{len(campaigns):,}",
+              hint="mutant campaigns (mutant × target, negative controls apart) in which a finding caught the bug"),
         _card("runs", charts.number(totals.get("runs"))),
         _card("steps", charts.number(totals.get("steps"))),
         _card("run time", esc(_duration(totals.get("seconds"))), hint="sum of the runs' durations"),
@@ -540,6 +543,9 @@ def _differing_table(counterexample: dict[str, Any]) -> str:
             f'<th>target</th><th>difference</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
+RAN_OPEN = 12  # rows of "What ran" shown unfolded
+
+
 def _ran(ran: Sequence[dict[str, Any]]) -> str:
     if not ran:
         return '<section id="ran"><h2>What ran</h2><p class="muted">No runs.</p></section>'
@@ -562,10 +568,12 @@ def _ran(ran: Sequence[dict[str, Any]]) -> str:
             f'({esc(", ".join(releases))}) × {len(levels)} level(s) ({esc(", ".join(levels))}). A target named '
             '<span class="mono">reference+ID</span> or with <span class="mono">mutant=ID</span> is the reference '
             "with a catalogue mutant planted (see Mutants).</p>"
-            '<table class="sortable ran"><thead><tr><th>target</th><th>level</th><th>release</th>'
-            '<th data-type="number" class="num">runs</th><th data-type="number" class="num">campaigns</th>'
-            f'<th>seeds</th><th>isrcheck</th><th>commit</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            "</section>")
+            # a long list (the pipeline runs every mutant) is folded, but one click away
+            f'<details class="ran"{" open" if len(rows) <= RAN_OPEN else ""}><summary>{len(rows)} target × level × '
+            'release combination(s)</summary><table class="sortable ran"><thead><tr><th>target</th><th>level</th>'
+            '<th>release</th><th data-type="number" class="num">runs</th><th data-type="number" class="num">'
+            f'campaigns</th><th>seeds</th><th>isrcheck</th><th>commit</th></tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></details></section>")
 
 
 def _coverage(points: Sequence[dict[str, Any]]) -> str:

@@ -57,6 +57,11 @@ def test_one_row_per_bug_with_its_signatures_folded_under_it(page: str) -> None:
     assert page.index("New findings") < page.index("Planted mutants found") < page.index("isrcheck errors")
 
 
+def test_mutants_found_counts_mutant_campaigns_as_the_pipeline_does(page: str) -> None:
+    # B02 detected; N1 is a negative control and counts apart
+    assert 'data-metric="mutants found">1/1<' in page
+
+
 def test_the_header_says_which_isrcheck_ran_and_with_which_seeds(page: str) -> None:
     header = page[page.index('<header class="page">'):page.index("</header>")]
     assert 'data-field="version">0.1.0<' in header
