@@ -157,7 +157,8 @@ def _overview(summary: dict[str, Any]) -> str:
               hint="distinct bugs: findings grouped by kind, operation, property or field, and codes"),
         _card("targets", charts.number(totals.get("targets"))),
         _card("releases", charts.number(totals.get("releases"))),
-        _card("mutants", charts.number(totals.get("mutants"))),
+        _card("mutant ids", charts.number(totals.get("mutants")),
+              hint="distinct catalogue ids run, negative controls included"),
         _card("corrupt lines", charts.number(corrupt_lines), "warn" if corrupt_lines else "",
               hint="lines skipped: not JSON, truncated, or breaking the isrcheck.run/1 schema"),
     ]
