@@ -140,6 +140,7 @@ table.mutants th, table.bugs th, table.ran th, table.legend-table th { white-spa
 @media (max-width: 1000px) { main { padding: 8px 16px 32px; } nav { gap: 12px; padding: 8px 16px; flex-wrap: wrap; }
   table.mutants td:nth-child(2) { min-width: 180px; } table.bugs td:nth-child(2) { min-width: 220px; } }
 table.mutants td { overflow-wrap: anywhere; }
+table.mutants td.num { overflow-wrap: normal; }
 table.mutants td:nth-child(2) { min-width: 260px; }
 table.ran td, table.coverage td { overflow-wrap: anywhere; }
 table.coverage td.op { white-space: nowrap; overflow-wrap: normal; }

@@ -357,7 +357,7 @@ def _mutants(mutants: Sequence[dict[str, Any]]) -> str:
             f'<br><span class="muted small">{esc(mutant.get("target"))}</span></td>'
             f'<td>{esc(mutant.get("title") or "—")}{ticket}</td>'
             f'<td class="num" data-sort="{mutant.get("runs") or 0}">{charts.number(mutant.get("runs"))}<br>'
-            f'<span class="muted small">{charts.number(mutant.get("runs_with_findings"))} with findings</span></td>'
+            f'<span class="muted small">{charts.number(mutant.get("runs_with_findings"))} found</span></td>'
             f'<td><span class="badge {"yes" if result.passed else "no"}">{esc(result.label)}</span></td>'
             f'<td class="num" data-sort="{first_run or 10**12}">{charts.number(first_run)}</td>'
             f'<td class="num" data-sort="{steps or 10**12}">{charts.number(steps)}</td>'
