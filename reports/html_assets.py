@@ -140,8 +140,10 @@ table.mutants th, table.bugs th, table.ran th, table.legend-table th { white-spa
 @media (max-width: 1000px) { main { padding: 8px 16px 32px; } nav { gap: 12px; padding: 8px 16px; flex-wrap: wrap; }
   table.mutants td:nth-child(2) { min-width: 180px; } table.bugs td:nth-child(2) { min-width: 220px; } }
 table.mutants td { overflow-wrap: anywhere; }
+table.mutants td.num { overflow-wrap: normal; }
 table.mutants td:nth-child(2) { min-width: 260px; }
 table.ran td, table.coverage td { overflow-wrap: anywhere; }
+table.coverage td.op { white-space: nowrap; overflow-wrap: normal; }
 .cov-chip { display: inline-block; padding: 1px 7px; border-radius: 10px; font-size: 11.5px; font-family: var(--mono);
   border: 1px solid #bfd0ea; background: #eef3fb; color: #23467d; white-space: nowrap; }
 .cov-chip b { font-family: system-ui, "DejaVu Sans", sans-serif; font-weight: 500; color: var(--muted); }
@@ -153,6 +155,7 @@ table.diffs th:nth-child(5) { width: 24%; }
 table.diffs tr.allowed td { color: #8a94a1; background: #f7f8fa; }
 table.diffs td.allowed-why { font-family: inherit; font-size: 12px; }
 table.diffs td.divergent-why { color: var(--bad); font-family: inherit; font-weight: 600; }
+svg.sequence .uncompared .result { fill: #5f6b7a; }
 svg.sequence .allowed .result, svg.sequence .expected .result { fill: #9aa3ae; font-style: italic; }
 footer { color: var(--muted); font-size: 12px; padding: 16px 32px 28px; border-top: 1px solid var(--line); }
 @media print { nav { display: none; } .signature { break-inside: avoid; } }

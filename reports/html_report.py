@@ -139,11 +139,14 @@ def _overview(summary: dict[str, Any]) -> str:
     corrupt_lines = corrupt.get("lines") or 0
     bugs = summary.get("bugs") or []
     unexpected = sum(1 for bug in bugs if bug.get("kind") in UNEXPECTED)
-    planted = sum(1 for bug in bugs if bug.get("kind") == "mutant" and not bug.get("negative_control"))
+    # per mutant and target, as `isrcheck pipeline` counts its campaigns: B02 in process and over the wire are two
+    campaigns = [m for m in summary.get("mutants") or [] if not m.get("negative_control")]
+    detected = sum(1 for m in campaigns if m.get("detected"))
     cards = [
         _card("new bugs", charts.number(unexpected), "bad" if unexpected else "",
               hint="distinct root causes found without a planted mutant (divergences, violations, timeouts, crashes)"),
-        _card("mutants found", charts.number(planted), hint="planted bugs of the catalogue that findings caught"),
+        _card("mutants found", f"{detected:,}/{len(campaigns):,}",
+              hint="mutant campaigns (mutant × target, negative controls apart) in which a finding caught the bug"),
         _card("runs", charts.number(totals.get("runs"))),
         _card("steps", charts.number(totals.get("steps"))),
         _card("run time", esc(_duration(totals.get("seconds"))), hint="sum of the runs' durations"),
@@ -154,7 +157,8 @@ def _overview(summary: dict[str, Any]) -> str:
               hint="distinct bugs: findings grouped by kind, operation, property or field, and codes"),
         _card("targets", charts.number(totals.get("targets"))),
         _card("releases", charts.number(totals.get("releases"))),
-        _card("mutants", charts.number(totals.get("mutants"))),
+        _card("mutant ids", charts.number(totals.get("mutants")),
+              hint="distinct catalogue ids run, negative controls included"),
         _card("corrupt lines", charts.number(corrupt_lines), "warn" if corrupt_lines else "",
               hint="lines skipped: not JSON, truncated, or breaking the isrcheck.run/1 schema"),
     ]
@@ -326,38 +330,7 @@ def _signature_block(index: int, sig: dict[str, Any]) -> str:
     if not isinstance(shortest, dict):
         parts.append('<p class="muted">No counterexample recorded: no run with this finding was shrunk.</p></article>')
         return "".join(parts)
-    finding: dict[str, Any] = shortest["finding"] if isinstance(shortest.get("finding"), dict) else {}
-    counterexample: dict[str, Any] = (shortest["counterexample"] if isinstance(shortest.get("counterexample"), dict)
-                                      else {})
-    parts.append(f'<div class="message">{esc(finding.get("message"))}</div>')
-    if shortest.get("first_finding") is False:
-        parts.append(f'<p class="note">This signature was found at step {esc(finding.get("step"))} of a run whose '
-                     f'counterexample was shrunk for its first finding, <span class="mono">'
-                     f'{esc(shortest.get("run_first_signature"))}</span>; no run had it first.</p>')
-    parts.append(f'<div class="meta">run <span class="mono">{esc(shortest.get("run_id"))}</span> · target '
-                 f'{esc(shortest.get("target"))} · release {esc(shortest.get("release"))} · seed '
-                 f'{esc(shortest.get("seed"))} · started {esc(shortest.get("started_at"))} · '
-                 f'{esc(counterexample.get("length"))} step(s), diverging at step '
-                 f'{esc(counterexample.get("diverging_step"))}</div>')
-    label = f"sequence diagram of the shortest counterexample for signature {index + 1}"
-    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, f"sig{index}")}</div>')
-    diffs = differing_steps(counterexample)
-    if diffs:
-        rows = "".join(f'<tr><td class="num">{esc(step.get("index"))}</td><td>{esc(step.get("op"))}</td>'
-                       f'<td>{esc(compact(step.get("reference"), 300))}</td>'
-                       f'<td>{esc(compact(step.get("target"), 300))}</td></tr>' for step in diffs)
-        parts.append('<table class="diffs" style="margin-top:8px"><thead><tr><th class="num">step</th><th>op</th>'
-                     f"<th>reference</th><th>target</th></tr></thead><tbody>{rows}</tbody></table>")
-    replay = shortest.get("replay")
-    if replay:
-        parts.append(f'<div class="replay"><code id="replay-{index}">{esc(replay)}</code>'
-                     f'<button type="button" class="copy" data-target="replay-{index}">Copy</button></div>')
-    else:
-        parts.append('<p class="muted">No replay command recorded for this run.</p>')
-    evidence = finding.get("evidence")
-    parts.append(f'<details><summary>Evidence and the full counterexample</summary>'
-                 f'<pre class="json">{esc(json.dumps(evidence, indent=2, ensure_ascii=False))}</pre>'
-                 f'<pre class="json">{esc(json.dumps(counterexample, indent=2, ensure_ascii=False))}</pre></details>')
+    parts.append(_counterexample_body(f"sig{index}", f"signature {index + 1}", shortest))
     parts.append("</article>")
     return "".join(parts)
 
@@ -384,7 +357,7 @@ def _mutants(mutants: Sequence[dict[str, Any]]) -> str:
             f'<br><span class="muted small">{esc(mutant.get("target"))}</span></td>'
             f'<td>{esc(mutant.get("title") or "—")}{ticket}</td>'
             f'<td class="num" data-sort="{mutant.get("runs") or 0}">{charts.number(mutant.get("runs"))}<br>'
-            f'<span class="muted small">{charts.number(mutant.get("runs_with_findings"))} with findings</span></td>'
+            f'<span class="muted small">{charts.number(mutant.get("runs_with_findings"))} found</span></td>'
             f'<td><span class="badge {"yes" if result.passed else "no"}">{esc(result.label)}</span></td>'
             f'<td class="num" data-sort="{first_run or 10**12}">{charts.number(first_run)}</td>'
             f'<td class="num" data-sort="{steps or 10**12}">{charts.number(steps)}</td>'
@@ -420,7 +393,7 @@ def bug_title(bug: dict[str, Any]) -> str:
         adapter, level, operation = ":".join(parts[1:-2]), parts[-2], parts[-1]
         return f"{adapter} parts from the reference at {operation} ({level} level)"
     if kind in ("timeout", "crash") and len(parts) >= 3:
-        return f"{parts[1]}: {kind} at {parts[-1]}"
+        return f'{":".join(parts[1:-1])}: {kind} at {parts[-1]}'
     if kind == "error":
         return f"isrcheck failed at {parts[-1]}"
     return key
@@ -491,8 +464,11 @@ def _bug_counterexamples(bugs: Sequence[dict[str, Any]]) -> str:
             '<p class="muted">For each bug, the shortest shrunk interleaving found, and what <em>that</em> '
             "interleaving found (the message is about the steps drawn). The highlighted row is the diverging step; "
             "red arrows mark steps whose reference and target results differ in a field the protocol fixes. Grey "
-            "results differ only where the protocol leaves the value to the implementation "
-            f'({esc(", ".join(IMPLEMENTATION_DEFINED))}); they are not divergences.</p>{"".join(blocks)}</section>')
+            "results differ only where the protocol leaves the value to the implementation; they are not "
+            "divergences, and the differential checker does not compare them either: "
+            + "; ".join(f'<span class="mono">{esc(name)}</span>: {esc(why)}'
+                        for name, why in IMPLEMENTATION_DEFINED.items())
+            + f'.</p>{"".join(blocks)}</section>')
 
 
 def _bug_block(index: int, bug: dict[str, Any]) -> str:
@@ -529,8 +505,14 @@ def _counterexample_body(uid: str, name: str, shortest: dict[str, Any]) -> str:
                  f'{esc(counterexample.get("length"))} step(s), diverging at step '
                  f'{esc(counterexample.get("diverging_step"))}</div>')
     label = f"sequence diagram of the shortest counterexample of {name}"
-    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, uid)}</div>')
-    parts.append(_differing_table(counterexample))
+    compared = shortest.get("compared") is not False
+    parts.append(f'<div class="diagram">{sequence_svg(counterexample, label, uid, compared)}</div>')
+    if compared:
+        parts.append(_differing_table(counterexample))
+    else:
+        parts.append('<p class="note">This run compared no results with the reference (cluster level, or '
+                     "--no-differential): the diagram shows the target's answers beside the reference's, and only "
+                     "the property named above judged the target.</p>")
     replay = shortest.get("replay")
     if replay:
         parts.append(f'<div class="replay"><code id="replay-{uid}">{esc(replay)}</code>'
@@ -545,20 +527,24 @@ def _counterexample_body(uid: str, name: str, shortest: dict[str, Any]) -> str:
 
 
 def _differing_table(counterexample: dict[str, Any]) -> str:
-    diffs = differing_steps(counterexample)
+    diffs = differing_steps(counterexample, compared=True)
     if not diffs:
         return ""
     rows = []
     for step in diffs:
         allowed = allowed_only(step)
         why = "; ".join(IMPLEMENTATION_DEFINED[name] for name in allowed)
-        verdict_cell = (f'<td class="allowed-why">allowed: {esc(why)}</td>' if allowed
+        verdict_cell = (f'<td class="allowed-why" title="{esc(why)}">allowed: {esc(", ".join(allowed))} is '
+                        "implementation-defined</td>" if allowed
                         else '<td class="divergent-why">divergence</td>')
         rows.append(f'<tr class="{"allowed" if allowed else "divergent"}"><td class="num">{esc(step.get("index"))}'
                     f'</td><td>{esc(step.get("op"))}</td><td>{esc(compact(step.get("reference"), 300))}</td>'
                     f'<td>{esc(compact(step.get("target"), 300))}</td>{verdict_cell}</tr>')
     return ('<table class="diffs"><thead><tr><th class="num">step</th><th>op</th><th>reference</th>'
             f'<th>target</th><th>difference</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+RAN_OPEN = 12  # rows of "What ran" shown unfolded
 
 
 def _ran(ran: Sequence[dict[str, Any]]) -> str:
@@ -583,10 +569,12 @@ def _ran(ran: Sequence[dict[str, Any]]) -> str:
             f'({esc(", ".join(releases))}) × {len(levels)} level(s) ({esc(", ".join(levels))}). A target named '
             '<span class="mono">reference+ID</span> or with <span class="mono">mutant=ID</span> is the reference '
             "with a catalogue mutant planted (see Mutants).</p>"
-            '<table class="sortable ran"><thead><tr><th>target</th><th>level</th><th>release</th>'
-            '<th data-type="number" class="num">runs</th><th data-type="number" class="num">campaigns</th>'
-            f'<th>seeds</th><th>isrcheck</th><th>commit</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            "</section>")
+            # a long list (the pipeline runs every mutant) is folded, but one click away
+            f'<details class="ran"{" open" if len(rows) <= RAN_OPEN else ""}><summary>{len(rows)} target × level × '
+            'release combination(s)</summary><table class="sortable ran"><thead><tr><th>target</th><th>level</th>'
+            '<th>release</th><th data-type="number" class="num">runs</th><th data-type="number" class="num">'
+            f'campaigns</th><th>seeds</th><th>isrcheck</th><th>commit</th></tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table></details></section>")
 
 
 def _coverage(points: Sequence[dict[str, Any]]) -> str:
@@ -596,14 +584,16 @@ def _coverage(points: Sequence[dict[str, Any]]) -> str:
                 "coverage (written by an older isrcheck).</p></section>")
     rows = []
     operations = list(PROTOCOL_OUTCOMES)
-    extra_ops = sorted({p.split(":", 1)[0] for p in reached if ":" in p} - set(operations))
+    # operations reached with error codes the table does not list (faults have their own row)
+    extra_ops = sorted({p.split(":", 1)[0] for p in reached if ":" in p} - set(operations) - set(FAULTS))
     for op in operations + extra_ops:
         expected = PROTOCOL_OUTCOMES.get(op, ())
         seen = sorted(p.split(":", 1)[1] for p in reached if p.startswith(op + ":"))
         outcomes = list(expected) + [code for code in seen if code not in expected]
         cells = "".join(_coverage_chip(code, reached.get(f"{op}:{code}", 0), code in expected) for code in outcomes)
         hit = sum(1 for code in expected if reached.get(f"{op}:{code}"))
-        rows.append(f'<tr><td class="mono">{esc(op)}</td><td class="num">{hit}/{len(expected)}</td>'
+        share = f"{hit}/{len(expected)}" if expected else "—"
+        rows.append(f'<tr><td class="mono op">{esc(op)}</td><td class="num">{share}</td>'
                     f'<td><div class="chips">{cells}</div></td></tr>')
     faults = "".join(_coverage_chip(op, reached.get(op, 0), True) for op in FAULTS)
     fault_hit = sum(1 for op in FAULTS if reached.get(op))

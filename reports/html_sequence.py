@@ -99,9 +99,11 @@ def lane_width(actors: int) -> int:
     return max(MIN_LANE, min(LANE, room))
 
 
-def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
+def sequence_svg(counterexample: dict[str, Any], label: str, uid: str, compared: bool = True) -> str:
     """The diagram for one counterexample; `label` names it for screen readers, `uid` (not from
-    the record) keeps its arrow-head ids apart from the other diagrams on the page."""
+    the record) keeps its arrow-head ids apart from the other diagrams on the page. `compared`
+    False (a cluster-level run, or --no-differential) draws differing results as the two sides'
+    own answers, not as divergences: the run judged the target by its properties alone."""
     steps = [s for s in counterexample.get("steps") or [] if isinstance(s, dict)][:MAX_STEPS]
     diverging = counterexample.get("diverging_step")
     actors = actor_order(steps)
@@ -130,25 +132,32 @@ def sequence_svg(counterexample: dict[str, Any], label: str, uid: str) -> str:
         parts.append(f'<rect class="actor" x="{x - box // 2}" y="6" width="{box}" height="26" rx="5"/>'
                      f'<text class="actor-name" x="{x}" y="24">{escape(compact(actor, box // 7))}</text>')
     for index, step in enumerate(steps):
-        parts.append(_step_svg(step, TOP + index * ROW, x_of, step.get("index") == diverging, uid))
+        parts.append(_step_svg(step, TOP + index * ROW, x_of, step.get("index") == diverging, uid, compared))
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: bool, uid: str) -> str:
+def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: bool, uid: str,
+              compared: bool = True) -> str:
     src, dst = x_of[_actor(step, "src")], x_of[_actor(step, "dst")]
     y = top + ROW // 2 + 4
     number = step.get("index", "")
     allowed = allowed_only(step)
     timeout = expected_timeout(step)
-    classes = ("step" + (" diverging" if diverging else "") + (" differs" if differs(step) else "")
-               + (" allowed" if allowed else "") + (" expected" if timeout else ""))
+    divergent = compared and differs(step)
+    uncompared = not compared and differs(step)
+    classes = ("step" + (" diverging" if diverging else "") + (" differs" if divergent else "")
+               + (" allowed" if allowed else "") + (" expected" if timeout else "")
+               + (" uncompared" if uncompared else ""))
     op = str(step.get("op", "?"))
     args = step.get("args")
     call = op + (" " + compact(args, 200) if args not in (None, {}, []) else "")
     why = ""
-    if differs(step):
+    if divergent:
         result = f"ref {short_result(step.get('reference'), 24)} ≠ target {short_result(step.get('target'), 24)}"
+    elif uncompared:
+        result = f"target {short_result(step.get('target'), 24)} · ref {short_result(step.get('reference'), 24)}"
+        why = "\nnot compared: at this level each side answers on its own timing; only properties judge the target"
     elif allowed:
         result = f"→ {short_result(_without(step.get('reference'), allowed))} · {', '.join(allowed)} may differ"
         why = "\nallowed difference: " + "; ".join(IMPLEMENTATION_DEFINED[name] for name in allowed)
@@ -159,7 +168,7 @@ def _step_svg(step: dict[str, Any], top: int, x_of: dict[str, int], diverging: b
         result = "→ " + short_result(step.get("reference"))
     tooltip = f"{number}. {call}\nreference: {compact(step.get('reference'), 400)}\n" \
               f"target: {compact(step.get('target'), 400)}{why}"
-    marker = f'marker-end="url(#{uid}-{"hot" if diverging or differs(step) else "plain"})"'
+    marker = f'marker-end="url(#{uid}-{"hot" if diverging or divergent else "plain"})"'
     out = [f'<g class="{classes}" data-step="{escape(str(number))}"><title>{escape(tooltip)}</title>',
            f'<text class="step-number" x="{LEFT - 8}" y="{y + 4}">{escape(str(number))}</text>']
     if src == dst:
@@ -182,8 +191,11 @@ def _without(result: Any, fields: tuple[str, ...]) -> Any:
     return {k: v for k, v in result.items() if k not in fields} if isinstance(result, dict) else result
 
 
-def differing_steps(counterexample: dict[str, Any]) -> list[dict[str, Any]]:
+def differing_steps(counterexample: dict[str, Any], compared: bool = True) -> list[dict[str, Any]]:
     """Steps whose reference and target results differ at all (divergences, and differences the
-    protocol allows, which the table shows in grey), for the table under the diagram."""
+    protocol allows, which the table shows in grey), for the table under the diagram; none when
+    the run did not compare results (the table would list timing, not divergences)."""
+    if not compared:
+        return []
     return [s for s in counterexample.get("steps") or []
             if isinstance(s, dict) and (differs(s) or allowed_only(s))]

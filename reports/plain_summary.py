@@ -363,6 +363,9 @@ def shortest_entry(record: dict[str, Any], signature: str) -> dict[str, Any]:
         "release": record["release"],
         "mutant": record["mutant"],
         "seed": record["seed"],
+        "level": record["level"],
+        # whether the two sides' results were compared: at the cluster level they never are
+        "compared": bool(record["differential"]) and record["level"] != "cluster",
         "length": record["counterexample"]["length"],
         # false when the counterexample was shrunk for another finding of the run (the first)
         "first_finding": findings[0]["signature"] == signature,

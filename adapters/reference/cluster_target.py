@@ -180,17 +180,17 @@ class ReferenceClusterTarget(Target):
                 return {"held": len(cluster.network.matching(chosen))}
             case "events":
                 rng = random.Random(int(args.get("seed", 0)))
-                happened, moved = 0, []
+                happened, moved, timers = 0, [], 0
                 for _ in range(int(args.get("count", 1))):
                     before = dict(cluster.network.inflight)
                     if cluster.step(rng):
                         happened += 1
-                        moved += [_message_name(m) for i, m in before.items() if i not in cluster.network.inflight]
-                        if not set(before) - set(cluster.network.inflight):
-                            moved.append("timer")
+                        gone = [_message_name(m) for i, m in before.items() if i not in cluster.network.inflight]
+                        moved += gone
+                        timers += not gone
                 # `moved` names what the scheduler did (a reader of a counterexample needs to know which
                 # messages a drawn seed delivered); informational, like a log line, not a result to compare
-                return {"events": happened, "moved": moved}
+                return {"moved": _moved_text(moved, timers), "events": happened}
             case "tick":
                 cluster.advance(int(args["ms"]))
                 return {"now_ms": cluster.now_ms}
@@ -324,6 +324,13 @@ class ReferenceClusterTarget(Target):
                 "epochs": [epoch for epoch, _ in view.log],
             }
         raise ValueError(f"cannot observe {what!r}")
+
+
+def _moved_text(moved: list[str], timers: int, shown: int = 6) -> str:
+    """`Fetch 3→2, FetchResponse 2→3, +2 timers`: the first messages delivered, then counts."""
+    parts = moved[:shown] + ([f"+{len(moved) - shown} more"] if len(moved) > shown else [])
+    parts += [f"+{timers} timer{'s' if timers != 1 else ''}"] if timers else []
+    return ", ".join(parts) or "nothing"
 
 
 def _message_name(message: Any) -> str:

@@ -246,7 +246,8 @@ class Worker:
             "mutant_title": self.mutant_title,
             "mutant_ticket": self.mutant_ticket,
             "level": config.level,
-            "differential": config.differential,
+            # cluster-level runs judge the target by its properties alone (cluster_pair.py): never compared
+            "differential": config.differential and config.level != "cluster",
             "steps": len(trace),
             "duration_s": round(seconds, 6),
             "outcome": outcome_of(findings, skip_reason),

@@ -55,9 +55,13 @@ def outcome(result: Mapping[str, Any] | None) -> str | None:
 
 
 def coverage_points(steps: Iterable[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
-    """The distinct points (operation, reference result) pairs reach, sorted."""
+    """The distinct points (operation, reference result) pairs reach, sorted. A fault is counted
+    by its bare name too when it answers with an error code (controlled_shutdown answers like a
+    heartbeat), so "was this fault injected" has one point to read."""
     points = set()
     for op, result in steps:
         code = outcome(result)
         points.add(op if code is None else f"{op}:{code}")
+        if op in FAULTS:
+            points.add(op)
     return sorted(points)

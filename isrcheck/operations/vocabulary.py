@@ -116,7 +116,7 @@ CLUSTER_OPERATIONS: dict[str, Operation] = {
     "drop": Operation("cluster", {**SELECTOR_ARGS, "count": ("int", None)}, {"dropped": "int"}),
     "duplicate": Operation("cluster", {**SELECTOR_ARGS, "count": ("int", None)}, {"duplicated": "int"}),
     "tick": Operation("cluster", {"ms": ("int", REQUIRED)}, {"now_ms": "int"}),
-    "events": Operation("cluster", {"seed": ("int", 0), "count": ("int", 1)}, {"events": "int"}),
+    "events": Operation("cluster", {"seed": ("int", 0), "count": ("int", 1)}, {"events": "int", "moved": "str"}),
     "crash": Operation("cluster", {"broker": ("int", REQUIRED), "lose": ("str", "none")}, {}),
     "restart": Operation("cluster", {"broker": ("int", REQUIRED)}, {"registered": "bool", "broker_epoch": "int"}),
     "lag_metadata": Operation("cluster", {"broker": ("int", REQUIRED)}, {"metadata_offset": "int"}),

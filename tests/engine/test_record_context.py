@@ -56,9 +56,10 @@ def test_coverage_points_name_the_branch_taken() -> None:
     steps = [("alter_partition", {"top_level_error": "STALE_BROKER_EPOCH", "error": "NONE"}),
              ("alter_partition", {"top_level_error": "NONE", "error": "INELIGIBLE_REPLICA"}),
              ("elect_leaders", {"errors": [["t0", 0, "NONE"], ["t0", 1, "ELECTION_NOT_NEEDED"]]}),
-             ("crash", {}), ("crash", None)]
+             ("crash", {}), ("crash", None), ("controlled_shutdown", {"error": "NONE"})]
     assert coverage_points(steps) == ["alter_partition:INELIGIBLE_REPLICA", "alter_partition:STALE_BROKER_EPOCH",
-                                      "crash", "elect_leaders:ELECTION_NOT_NEEDED"]
+                                      "controlled_shutdown", "controlled_shutdown:NONE", "crash",
+                                      "elect_leaders:ELECTION_NOT_NEEDED"]
 
 
 def test_commit_of_a_directory_outside_git_is_none(tmp_path: Path) -> None:

@@ -57,6 +57,11 @@ def test_one_row_per_bug_with_its_signatures_folded_under_it(page: str) -> None:
     assert page.index("New findings") < page.index("Planted mutants found") < page.index("isrcheck errors")
 
 
+def test_mutants_found_counts_mutant_campaigns_as_the_pipeline_does(page: str) -> None:
+    # B02 detected; N1 is a negative control and counts apart
+    assert 'data-metric="mutants found">1/1<' in page
+
+
 def test_the_header_says_which_isrcheck_ran_and_with_which_seeds(page: str) -> None:
     header = page[page.index('<header class="page">'):page.index("</header>")]
     assert 'data-field="version">0.1.0<' in header
@@ -215,3 +220,22 @@ def test_a_summary_without_the_negative_control_field_shows_an_ordinary_mutant()
     rows = mutant_rows(render_report({"format": "isrcheck.summary/1", "mutants": mutants}))
     assert '<span class="badge no">not detected</span>' in rows["N2"]
     assert '<span class="badge no">not detected</span>' in rows["D1"]
+
+
+def test_cluster_level_results_are_not_drawn_as_divergences() -> None:
+    """A cluster-level run compares no results (each side answers on its own timing): a step
+    where the two answers differ is shown as the two answers, not as a red divergence."""
+    steps = [{"index": 1, "op": "produce", "args": {"topic": "t0"}, "src": "producer", "dst": "leader",
+              "reference": {"error": "NONE", "offset": 0}, "target": {"error": "NONE", "offset": 3}},
+             {"index": 2, "op": "tick", "args": {"ms": 100}, "src": "clock", "dst": "cluster",
+              "reference": {"now_ms": 100}, "target": {"now_ms": 100}}]
+    counterexample = {"length": 2, "diverging_step": 2, "steps": steps}
+    svg = sequence_svg(counterexample, "test", "t", compared=False)
+    assert 'class="step uncompared" data-step="1"' in svg and "url(#t-hot)" in svg.split('data-step="2"')[1]
+    assert "url(#t-hot)" not in svg.split('data-step="2"')[0].split('data-step="1"')[1]
+    record = failing(1, [finding("violation", "tick", "P-LIVE", step=2)], counterexample, level="cluster",
+                     differential=False)
+    page = render_report(summary_of([record]))
+    assert '<table class="diffs">' not in page and "compared no results with the reference" in page
+    compared = render_report(summary_of([{**record, "level": "controller", "differential": True}]))
+    assert '<table class="diffs">' in compared
