@@ -77,7 +77,7 @@ def main() -> None:
 
 def read_runs(directory: Path) -> list[dict[str, Any]]:
     return [run for path in sorted(directory.glob("*.jsonl")) for line in path.read_text().splitlines()
-            if (run := json.loads(line)).get("history")]
+            if ((run := json.loads(line)).get("history") or {}).get("entries")]
 
 
 if __name__ == "__main__":

@@ -146,9 +146,15 @@ class TcpProxy:
             return True
 
     def stop(self) -> None:
+        """Stop listening and close every connection. The listening socket is shut down before it
+        is closed: close() alone does not wake the thread blocked in accept(), and the port would
+        stay bound for as long as this process lives (a campaign ran out of ports that way)."""
         self.stopped = True
         with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
             self.server.close()
+        self.thread.join(timeout=5)
         with self.lock:
             links, self.links = list(self.links), []
             self.lock.notify_all()

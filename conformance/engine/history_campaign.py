@@ -33,6 +33,7 @@ from isrcheck.records.schema import SCHEMA_ID
 from isrcheck.records.writer import RecordWriter, utc_timestamp
 
 TOPIC = "isrcheck"
+MAX_FAILED_STARTS = 3
 Steps = list[tuple[str, dict[str, Any]]]
 
 
@@ -99,6 +100,9 @@ class HistoryWorker:
     counter: int = 0
     deadline: float | None = None
     unsupported: bool = False
+    failed_starts: int = 0
+    """Runs in a row whose cluster did not start; at MAX_FAILED_STARTS the campaign stops (the
+    machine, not the system under test, is broken: ports, disk, memory)."""
 
     def __post_init__(self) -> None:
         self.spec = TargetSpec(self.config.adapter, None, self.config.timeout_s)
@@ -123,6 +127,7 @@ class HistoryWorker:
             history, violations = [], []
             findings = [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
         finished = FinishedHistory(steps, history, violations, findings, started, time.monotonic() - clock)
+        self.failed_starts = self.failed_starts + 1 if not history and findings else 0
         self.result.steps += len(steps)
         if findings and self.result.found_at is None:
             self.result.found_at = time.monotonic()
@@ -177,6 +182,8 @@ class HistoryWorker:
         def test(steps: Steps) -> None:
             if self.deadline is not None and time.monotonic() > self.deadline:
                 return  # the budget is spent: the remaining examples of this batch do not run
+            if self.failed_starts >= MAX_FAILED_STARTS:
+                return
             finished = self.run_once(steps)
             if finished.findings:
                 failing.append(finished)
@@ -237,6 +244,10 @@ def run_history_campaign(config: CampaignConfig,
                 on_progress(worker.result.runs, worker.result.steps, sum(worker.result.signatures.values()),
                             time.monotonic() - started)
             if worker.unsupported or (stop and config.stop_at_first):
+                break
+            if worker.failed_starts >= MAX_FAILED_STARTS:
+                print(f"isrcheck: {MAX_FAILED_STARTS} clusters in a row did not start; the campaign stops",
+                      file=sys.stderr)
                 break
     finally:
         worker.writer.close()

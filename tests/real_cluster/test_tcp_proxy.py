@@ -110,3 +110,15 @@ def test_hold_api_also_holds_the_answer_to_a_request_already_forwarded(
     proxy.release_api(1)
     assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
     conn.close()
+
+
+def test_a_stopped_proxy_frees_its_port() -> None:
+    """A long campaign starts and stops hundreds of proxies in one process."""
+    from isrcheck.adapters.real_kafka.cluster_processes import port_free
+
+    base = free_base_port()
+    for _ in range(3):
+        proxy = TcpProxy(base + 5, base + 6)
+        assert not port_free(base + 5)
+        proxy.stop()
+        assert not proxy.thread.is_alive() and port_free(base + 5)
