@@ -137,7 +137,7 @@ def environment_problem(spec: str) -> str | None:
     if not is_option_spec(spec):
         return None
     name, options = parse_spec(spec)
-    if name in ("kafka-docker", "kafka-cluster"):
+    if name == "kafka-docker" or (name == "kafka-cluster" and options.get("containers")):
         from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
 
         reason = docker_unavailable()

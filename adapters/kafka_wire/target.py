@@ -260,11 +260,17 @@ class KafkaWireTarget(Target):
             raise TargetFailure("error", f"{self.name}: not connected")
         self.sent_since_sync = True
         response = self.wire(lambda: connection.request(request))
-        if (self.endpoint is not None and len(self.endpoint.voters) > 1
+        deadline = time.monotonic() + 30
+        while (self.endpoint is not None and len(self.endpoint.voters) > 1
                 and getattr(response, "error_code", None) == ErrorCode.not_controller):
-            # a quorum of several: follow the active controller, as a broker does (§9.2)
+            # a quorum of several: follow the active controller, as a broker does (§9.2); while an
+            # election is under way the metadata source may still name the old leader, so retry
+            if time.monotonic() > deadline:
+                break
             self.follow_active_controller()
             response = self.wire(lambda: self.connection.request(request))  # type: ignore[union-attr]
+            if getattr(response, "error_code", None) == ErrorCode.not_controller:
+                time.sleep(0.2)
         return response
 
     def follow_active_controller(self) -> None:
@@ -278,6 +284,7 @@ class KafkaWireTarget(Target):
                 if self.connection is not None:
                     self.connection.close()
                 self.connection = KafkaConnection(address[0], address[1], self.timeout_s)
+                self.features = FinalizedFeatures.from_api_versions(self.connection.api_versions_response)
                 return
             except (WireError, OSError) as error:
                 if time.monotonic() > deadline:
@@ -352,6 +359,19 @@ class KafkaWireTarget(Target):
         request = ghost.registration_request(self.connection, self.cluster_id, label, self.features, previous_epoch)
         self.reconcile(ghost)
         response = self.send(request)
+        deadline = time.monotonic() + 30
+        while response.error_code == ErrorCode.unsupported_version and time.monotonic() < deadline:
+            # a controller that had not finalized metadata.version yet when we connected (a quorum
+            # still electing its first leader) advertised no features: ask again, then re-register
+            time.sleep(0.5)
+            assert self.connection is not None
+            host, port = self.connection.host, self.connection.port
+            self.connection.close()
+            self.connection = self.wire(lambda h=host, p=port: KafkaConnection(h, p, self.timeout_s))
+            self.features = FinalizedFeatures.from_api_versions(self.connection.api_versions_response)
+            request = ghost.registration_request(self.connection, self.cluster_id, label, self.features,
+                                                 previous_epoch)
+            response = self.send(request)
         if response.error_code == ErrorCode.duplicate_broker_registration and ghost.session is Session.ENDED:
             response = self.register_after_expiry(ghost, request)
         if response.error_code == ErrorCode.none:

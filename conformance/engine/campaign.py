@@ -117,12 +117,13 @@ class CampaignResult:
     def verdict(self) -> str:
         """The campaign's one verdict, most serious first: `failed` (the target broke a property,
         diverged, crashed or hung), `error` (isrcheck failed: no verdict on the target),
-        `untested` (no run exercised the target), `passed`."""
+        `untested` (no step reached the target: every run was skipped or failed in isrcheck), `passed`.
+        Steps of a run cut short by the budget count: the target was exercised, and passed them."""
         if self.found or self.outcomes["crash"] or self.outcomes["timeout"]:
             return FAILED
         if self.outcomes["error"]:
             return ENGINE_ERROR
-        if not self.tested:
+        if not self.tested and not self.steps:
             return UNTESTED
         return PASSED
 

@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
     amount.add_argument("--examples", type=int,
                         help="number of Hypothesis examples (default 100); the few more it starts and "
                         "discards (its data ran out) run and are recorded too, about 2%%")
-    amount.add_argument("--budget", type=parse_budget, metavar="SECONDS",
+    amount.add_argument("--budget", type=str, metavar="SECONDS",
                         help="a wall-clock deadline: no run starts, and a run or shrink in progress stops, this many "
                         "seconds after the campaign started")
     parser.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
@@ -147,8 +147,11 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
         raise UsageError(str(error)) from None
     if args.examples is not None and args.examples < 1:
         raise UsageError("--examples must be at least 1")
-    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
-        raise UsageError(f"--budget must be a positive number of seconds, not {args.budget:g}")
+    if args.budget is not None:
+        try:
+            args.budget = parse_budget(args.budget)
+        except argparse.ArgumentTypeError as error:
+            raise UsageError(f"--budget {error}") from None
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     if args.timeout <= 0:
