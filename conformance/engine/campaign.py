@@ -299,6 +299,29 @@ class Worker:
             except TargetFailure as error:  # the runs are recorded already; a person should still know
                 print(f"isrcheck: the target did not shut down cleanly: {error}", file=sys.stderr)
 
+    def after_exception(self, error: Exception, context: RunContext, batch_seed: int, examples: int) -> bool:
+        """What an exception out of a batch's Hypothesis test means; always ends the batch."""
+        held = context.held
+        if context.out_of_time:
+            # the deadline cut an example short and Hypothesis, finding its data changed under it,
+            # complained (FlakyStrategyDefinition): the budget's doing, not a bug in isrcheck
+            if held is not None:
+                self.record(held, batch_seed, examples, counterexample=context.last_failing)
+        elif isinstance(error, Flaky):
+            # the finding happened (its run is recorded) but did not happen again on the same
+            # steps: the target (or isrcheck) is not deterministic, so it has no shrunk replay
+            note = {"not_reproduced": "the same steps did not fail again while shrinking: "
+                    + str(error).splitlines()[0][:300]}
+            if held is not None:
+                self.record(held, batch_seed, examples, note=note)
+            else:  # Hypothesis found the draws themselves inconsistent: isrcheck's generator is at fault
+                self.engine_error(error, batch_seed)
+        else:  # escaped the run itself (a generator bug): recorded, never an aborted campaign
+            if held is not None:  # the finding written before shrinking stays, counted
+                self.record(held, batch_seed, examples)
+            self.engine_error(error, batch_seed)
+        return True
+
     def run_batch(self, batch: int, examples: int) -> bool:
         """Run one seeded batch; True when the campaign should stop (stop-at-first found)."""
         config = self.config
@@ -332,22 +355,8 @@ class Worker:
             if context.held is not None:  # out of time while shrinking: the best counterexample so far
                 self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
             stop = True
-        except Flaky as error:
-            # the finding happened (its run is recorded) but did not happen again on the same
-            # steps: the target (or isrcheck) is not deterministic, so it has no shrunk replay
-            held = context.held
-            note = {"not_reproduced": "the same steps did not fail again while shrinking: "
-                    + str(error).splitlines()[0][:300]}
-            if held is not None:
-                self.record(held, batch_seed, examples, note=note)
-            else:  # Hypothesis found the draws themselves inconsistent: isrcheck's generator is at fault
-                self.engine_error(error, batch_seed)
-            stop = True
-        except Exception as error:  # escaped the run itself (a generator bug): recorded, never an aborted campaign
-            if context.held is not None:  # the finding written before shrinking stays, counted
-                self.record(context.held, batch_seed, examples)
-            self.engine_error(error, batch_seed)
-            stop = True
+        except Exception as error:
+            stop = self.after_exception(error, context, batch_seed, examples)
         if context.skip_reason is not None:
             stop = True
         self.result.steps += context.steps_executed
