@@ -117,8 +117,6 @@ public final class IsrcheckHarness {
     private Map<String, Object> staticConfig = new HashMap<>();
     private final Map<String, Uuid> incarnations = new HashMap<>();
     private final Map<Integer, Uuid> logDirs = new HashMap<>();
-    /** The metadata offset each broker last reported to this controller in a heartbeat (soft state, §1.2). */
-    private final Map<Integer, Long> reportedOffsets = new HashMap<>();
 
     IsrcheckHarness(PrintStream out) {
         this.out = out;
@@ -315,7 +313,6 @@ public final class IsrcheckHarness {
         staticConfig.put("min.insync.replicas", String.valueOf(minIsr));
         incarnations.clear();
         logDirs.clear();
-        reportedOffsets.clear();
         log.clear();
         nextOffset = 0;
         time = new IsrcheckManualTime();
@@ -354,7 +351,6 @@ public final class IsrcheckHarness {
      */
     private void failOver() {
         List<ApiMessageAndVersion> records = new ArrayList<>(log);
-        reportedOffsets.clear(); // the new controller has heard no heartbeat yet (§4.5)
         build();
         long offset = 0;
         for (ApiMessageAndVersion record : records) {
@@ -554,7 +550,6 @@ public final class IsrcheckHarness {
             ControllerResult<BrokerRegistrationReply> r = IsrcheckCompat.registerBroker(clusterControl, data, nextOffset,
                 finalized, version);
             append(r.records());
-            reportedOffsets.remove(broker); // the RegisterBrokerRecord resets the soft state (§4.1)
             result.put("error", "NONE");
             result.put("broker_epoch", r.response().epoch());
         } catch (ApiException e) {
@@ -590,9 +585,6 @@ public final class IsrcheckHarness {
             if (reply.inControlledShutdown()) {
                 clusterControl.heartbeatManager().maybeUpdateControlledShutdownOffset(broker, end);
             }
-            if (epoch == currentEpoch(broker)) {
-                reportedOffsets.put(broker, offset);
-            }
             result.put("error", "NONE");
             result.put("is_caught_up", reply.isCaughtUp());
             result.put("is_fenced", reply.isFenced());
@@ -616,7 +608,6 @@ public final class IsrcheckHarness {
      */
     private void fenceBySessionExpiry(int broker) {
         BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
-        reportedOffsets.remove(broker); // its heartbeats stop
         time.sleep(sessionTimeoutMs + 1);
         for (BrokerHeartbeatManager.BrokerHeartbeatState state : new ArrayList<>(heartbeats.brokers())) {
             if (state.id() != broker && !state.fenced()) {
