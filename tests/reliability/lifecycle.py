@@ -15,27 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.marked_processes import marked_processes
+
 REPO = Path(__file__).resolve().parents[2]
 MARK = "ISRCHECK_KILL_TEST"
 
 
 def marked(mark: str) -> dict[int, str]:
-    """Live processes (not zombies) whose environment holds the mark: pid → command line."""
-    found = {}
-    needle = f"{MARK}={mark}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            command = (entry / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
-        except (OSError, IndexError):
-            continue
-        if state != "Z":
-            found[int(entry.name)] = command
-    return found
+    """Live processes marked by one invocation: pid → command line."""
+    return {pid: " ".join(argv) for pid, argv in marked_processes(MARK, mark).items()}
 
 
 def wait_for(condition: Callable[[], object], timeout_s: float, step_s: float = 0.1) -> bool:

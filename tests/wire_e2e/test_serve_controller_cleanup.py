@@ -26,6 +26,8 @@ from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
+from tests.marked_processes import marked_processes
+
 REPO = Path(__file__).resolve().parents[2]
 MARK = "ISRCHECK_LEAK_TEST"
 
@@ -33,22 +35,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason=
 
 
 def marked(mark: str) -> dict[int, list[str]]:
-    """Live processes (not zombies) whose environment holds the mark: pid → command line."""
-    found = {}
-    needle = f"{MARK}={mark}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            command = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except (OSError, IndexError):
-            continue
-        if state != "Z":
-            found[int(entry.name)] = command
-    return found
+    return marked_processes(MARK, mark)
 
 
 def serve_controllers(mark: str) -> list[int]:
