@@ -173,10 +173,10 @@ public final class IsrcheckHarness {
         try {
             for (int round = 0; round < 150; round++) {
                 handle("{\"id\":0,\"method\":\"open\",\"params\":{\"release\":\"" + release + "\",\"config\":{}}}");
-                for (String op : ops) {
-                    handle("{\"id\":0,\"method\":\"execute\",\"params\":" + op + "}");
+                for (String op : ops) { // as isrcheck sends them: each answered with a snapshot
+                    String params = op.substring(0, op.length() - 1) + ",\"snapshot\":true}";
+                    handle("{\"id\":0,\"method\":\"execute\",\"params\":" + params + "}");
                 }
-                handle("{\"id\":0,\"method\":\"snapshot\",\"params\":{}}");
             }
         } catch (RuntimeException e) {
             System.err.println("warm-up: " + e);
@@ -209,6 +209,12 @@ public final class IsrcheckHarness {
                     break;
                 case "execute":
                     result = execute(params.path("op").asText(), params.path("args"));
+                    if (params.path("snapshot").asBoolean(false)) {
+                        ObjectNode both = NODES.objectNode();
+                        both.set("result", result);
+                        both.set("snapshot", snapshot());
+                        result = both;
+                    }
                     break;
                 case "observe":
                     result = observe(params.path("what").asText(), params.path("args"));
@@ -264,6 +270,7 @@ public final class IsrcheckHarness {
             d.putArray("releases").add(release);
         }
         d.putArray("unsupported_operations");
+        d.putArray("capabilities").add("snapshot");
         d.put("kafka_version", AppInfoParser.getVersion());
         d.put("kafka_commit", AppInfoParser.getCommitId());
         return d;
@@ -863,9 +870,10 @@ public final class IsrcheckHarness {
 
     /** Partition and broker registrations read from the managers' in-memory state (controller.md §1.1, §1.2). */
     /**
-     * Every partition and broker registration at once (an isrcheck extension of exec/1 that
-     * {@code KafkaJvmTarget} uses to answer a step's observations with one round trip): the same
-     * fields as {@code observe}, keyed {@code "topic/partition"} and by broker id.
+     * Every partition and broker registration at once (exec/1's optional {@code snapshot}
+     * capability, docs/exec-protocol.md: sent with each {@code execute} answer, so that a step's
+     * observations cost no further round trip): the same fields as {@code observe}, keyed
+     * {@code "topic/partition"} and by broker id.
      */
     JsonNode snapshot() {
         ObjectNode result = NODES.objectNode();
