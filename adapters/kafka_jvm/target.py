@@ -59,8 +59,8 @@ class KafkaJvmTarget(Target):
     def __init__(self, classpath: str | None = None, kafka_home: str | None = None, timeout_s: float = 30.0,
                  shared_kafka: Path = SHARED_KAFKA, without: tuple[str, ...] = ()) -> None:
         """No JVM starts here: the first `open` starts it (campaigns build targets just to read
-        their attributes). `without` becomes `unsupported_operations` (the controller generator
-        consults it for `fail_over_controller` only, docs/kafka-jvm.md)."""
+        their attributes). `without` becomes `unsupported_operations`: the controller generator
+        sends none of them (docs/kafka-jvm.md)."""
         if classpath is not None and kafka_home is not None:
             raise UsageError("kafka-jvm: give classpath= or kafka-home=, not both")
         self.jdk = find_jdk()
