@@ -94,6 +94,8 @@ public final class IsrcheckHarness {
     static final long CAUGHT_UP_OFFSET = 1L << 62;
     static final Uuid UNKNOWN_TOPIC_ID = Uuid.fromString("C63AAAAAQACAAAAAAAAAAA");
     static final String CLUSTER_ID = "isrcheckjvmAAAAAAAAAAA";
+    /** Rounds of every operation run before the first request (-Disrcheck.warmup=N; 0: none). */
+    static final int WARM_UP_ROUNDS = 150;
     static final ObjectMapper JSON = new ObjectMapper();
     static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -130,8 +132,9 @@ public final class IsrcheckHarness {
         PrintStream protocolOut = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         System.setOut(System.err); // anything Kafka or a logger prints goes to stderr, never into the protocol
         IsrcheckHarness harness = new IsrcheckHarness(protocolOut);
-        if (harness.release != null && !"0".equals(System.getProperty("isrcheck.warmup"))) {
-            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release);
+        int rounds = Integer.getInteger("isrcheck.warmup", WARM_UP_ROUNDS);
+        if (harness.release != null && rounds > 0) {
+            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release, rounds);
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -148,7 +151,7 @@ public final class IsrcheckHarness {
      * so that a short campaign does not spend its first seconds in the interpreter. Its state is
      * discarded (every run starts with {@code open}, a fresh controller); failures are only logged.
      */
-    void warmUp(String release) {
+    void warmUp(String release, int rounds) {
         String[] ops = {
             "{\"op\":\"register_broker\",\"args\":{\"broker\":1,\"incarnation\":\"a\"}}",
             "{\"op\":\"register_broker\",\"args\":{\"broker\":2,\"incarnation\":\"a\"}}",
@@ -171,7 +174,7 @@ public final class IsrcheckHarness {
             "{\"op\":\"unregister_broker\",\"args\":{\"broker\":3}}",
         };
         try {
-            for (int round = 0; round < 150; round++) {
+            for (int round = 0; round < rounds; round++) {
                 handle("{\"id\":0,\"method\":\"open\",\"params\":{\"release\":\"" + release + "\",\"config\":{}}}");
                 for (String op : ops) { // as isrcheck sends them: each answered with a snapshot
                     String params = op.substring(0, op.length() - 1) + ",\"snapshot\":true}";
