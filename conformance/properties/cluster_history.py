@@ -230,7 +230,8 @@ def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
     registration), is still down, is no longer listed (fenced — its session expired or it shut
     down) and is in an ISR with other members is a violation however late or early it is seen.
     ("Listed when it went down" leaves out a broker re-registered and still fenced when it went
-    down: before 3.7 such a broker keeps its ISR places, and no session timer runs for it.)
+    down: without ELR such a broker keeps its ISR places — `handleBrokerUncleanShutdown` does
+    nothing before ELR — and `BrokerHeartbeatManager` runs no session timer for a fenced broker.)
 
     Views without a broker list (other targets; records before the list was observed) are judged
     by the clock instead: down for longer than the session timeout + settle time, measured to when

@@ -201,9 +201,9 @@ def test_p_elig_judges_a_fenced_broker_by_the_metadata_answers_own_broker_list_n
 
 
 def test_p_elig_leaves_out_a_broker_that_was_already_fenced_when_it_went_down() -> None:
-    """Before 3.7 a re-registered broker is fenced until it catches up and keeps its ISR places;
-    if it dies then, no session timer runs for it (BrokerHeartbeatManager tracks unfenced brokers
-    only): not a broker the controller fenced while it was down."""
+    """Without ELR a re-registered broker is fenced until it catches up and keeps its ISR places;
+    if it dies then, no session timer runs for it (BrokerHeartbeatManager.findOneStaleBroker looks
+    at unfenced brokers only): not a broker the controller fenced while it was down."""
     b = Builder()
     b.op("create_topic", {"topic": "t"})
     b.op("crash", {"broker": 3})
