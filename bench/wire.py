@@ -1,7 +1,7 @@
 """Benchmark: AlterPartition round trips per second through kafka-wire against serve-controller on
 loopback (target ≥ 2,000/s), and the engine's steps per second over the wire.
 
-    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--kafka-home DIR] [--json]
+    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--lengths 40,400] [--kafka-home DIR] [--json]
 
 Three figures for AlterPartition (each a leader toggling its ISR between [1,2,3] and [1,2] with
 the epochs of the previous answer, so every request writes one PartitionChangeRecord):
@@ -15,6 +15,13 @@ Then `run_campaign` with the kafka-wire adapter (controller machine, 3.9, 30 ste
 to the same campaign against the in-process reference. The server is a child process, so
 client and server use both cores of the machine.
 
+Then the same wire campaign at each of ``--lengths`` runs (each against a fresh server, whose
+log grows with every run): the engine's steps per second must not fall with the campaign's
+length (the issue-18 target; every run once reconnected and replayed the whole log). The last
+tenth of the longest campaign is also shown on its own.
+
+Servers listen on a free port of 25000–25999.
+
 With ``--kafka-home DIR`` (a real Kafka distribution of that release, e.g. ../shared/kafka/3.9)
 the same campaign also runs against a real controller-only node on loopback (`kafka-local`,
 observation by Raft Fetch; target ≥ 100 engine steps/s).
@@ -25,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,10 +48,23 @@ from isrcheck.adapters.kafka_wire.target import KafkaWireTarget
 from isrcheck.adapters.wire.apis import ALTER_PARTITION, nested_class
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
+PORTS = range(25000, 26000)
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit("no free port in 25000-25999")
+
 
 def start_server(release: str, log_dir: str) -> tuple[subprocess.Popen[str], int]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "isrcheck", "serve-controller", "--kafka", release, "--port", "0",
+        [sys.executable, "-m", "isrcheck", "serve-controller", "--kafka", release, "--port", str(free_port()),
          "--metadata-log", log_dir, "--session-timeout-ms", "3000"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
@@ -137,6 +159,22 @@ def bench_engine(port: int, log_dir: str, release: str, examples: int) -> dict[s
     return figures
 
 
+def bench_campaign_length(port: int, log_dir: str, release: str, runs: int) -> dict[str, Any]:
+    """One wire campaign of `runs` runs (batches of 20, whatever the length): steps/s overall and
+    over its last tenth of runs."""
+    marks: list[tuple[int, int, float]] = []
+    config = CampaignConfig(adapter=f"kafka-wire,bootstrap=127.0.0.1:{port},metadata-log={log_dir}", release=release,
+                            examples=runs, steps=30, seed=7, batch_size=20, stop_at_first=True)
+    result = run_campaign(config, on_progress=lambda done, steps, found, s: marks.append((done, steps, s)))
+    start = next((m for m in reversed(marks) if m[0] <= 0.9 * result.runs), None)
+    last = None
+    if start is not None and marks[-1][2] > start[2]:
+        last = round((marks[-1][1] - start[1]) / (marks[-1][2] - start[2]), 1)
+    return {"runs": result.runs, "steps": result.steps, "seconds": round(result.seconds, 2),
+            "steps_per_second": round(result.steps / result.seconds, 1), "last_tenth_steps_per_second": last,
+            "findings": dict(result.signatures)}
+
+
 def bench_engine_real(home: str, release: str, examples: int) -> dict[str, Any]:
     """The same campaign against a real KRaft controller started from `home` (its JVM start is
     excluded: one warm-up run first)."""
@@ -155,12 +193,24 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="per AlterPartition figure")
     parser.add_argument("--kafka", default="3.9")
     parser.add_argument("--examples", type=int, default=40, help="engine runs")
+    parser.add_argument("--lengths", default="40,400", help="wire campaign lengths (runs) to compare")
+    parser.add_argument("--parts", default="alter_partition,engine,lengths",
+                        help="which figures (default all: alter_partition,engine,lengths)")
     parser.add_argument("--kafka-home", help="also run the engine against a real controller from this KAFKA_HOME")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {"kafka": args.kafka, "cpus": os.cpu_count()}
-    for part, bench in (("alter_partition", lambda p, d: bench_alter_partition(p, d, args.kafka, args.seconds)),
-                        ("engine", lambda p, d: bench_engine(p, d, args.kafka, args.examples))):
+    wanted = set(args.parts.split(","))
+    parts: list[tuple[str, Any]] = [
+        (name, bench) for name, bench in (
+            ("alter_partition", lambda p, d: bench_alter_partition(p, d, args.kafka, args.seconds)),
+            ("engine", lambda p, d: bench_engine(p, d, args.kafka, args.examples)),
+        ) if name in wanted
+    ]
+    lengths = [int(n) for n in args.lengths.split(",") if n] if "lengths" in wanted else []
+    for runs in lengths:
+        parts.append((f"length {runs}", lambda p, d, n=runs: bench_campaign_length(p, d, args.kafka, n)))
+    for part, bench in parts:
         log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")  # a fresh server each: no replay of the other's log
         process, port = start_server(args.kafka, log_dir)
         try:
@@ -168,16 +218,27 @@ def main() -> int:
         finally:
             process.terminate()
             process.wait(10)
+            shutil.rmtree(log_dir, ignore_errors=True)
+    report["campaign_length"] = {str(n): report.pop(f"length {n}") for n in lengths}
     if args.kafka_home:
-        report["engine"]["kafka-local"] = bench_engine_real(args.kafka_home, args.kafka, args.examples)
+        report.setdefault("engine", {})["kafka-local"] = bench_engine_real(args.kafka_home, args.kafka, args.examples)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        for label, figure in report["alter_partition"].items():
+        for label, figure in report.get("alter_partition", {}).items():
             print(f"AlterPartition {label:9s} {figure['per_second']:>9,.0f}/s  ({figure['mean_ms']:.3f} ms mean)")
-        for label, figure in report["engine"].items():
+        for label, figure in report.get("engine", {}).items():
             print(f"engine {label:10s} {figure['steps_per_second']:>9,.1f} steps/s  "
                   f"({figure['runs']} runs, {figure['steps']} steps)")
+        by_length = report["campaign_length"]
+        for runs, figure in by_length.items():
+            print(f"wire campaign of {runs:>5} runs {figure['steps_per_second']:>9,.1f} steps/s  "
+                  f"(last tenth {figure['last_tenth_steps_per_second'] or 0:,.1f} steps/s; {figure['runs']} runs, "
+                  f"{figure['steps']} steps, {figure['seconds']} s)")
+        if len(by_length) > 1:
+            first, last = by_length[str(min(lengths))], by_length[str(max(lengths))]
+            print(f"steps/s at {max(lengths)} runs / at {min(lengths)} runs: "
+                  f"{last['steps_per_second'] / first['steps_per_second']:.2f} (target: not below 1, within noise)")
     return 0
 
 

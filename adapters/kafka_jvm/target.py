@@ -13,10 +13,9 @@ The JVM is the harness of `isrcheck.adapters.kafka_jvm.launcher`, spoken to thro
 release is skipped with that reason. Only one JVM runs at a time per target: a run for another
 release stops the previous one.
 
-Observation is exact and costs one round trip per step: after an operation the first `observe`
-fetches every partition and broker registration at once (the harness's `snapshot` method, an
-extension of exec/1), and the step's further observations are answered from it until the next
-operation.
+Observation is exact and costs no round trip of its own: the harness declares exec/1's optional
+`snapshot` capability, so it answers each operation together with every partition and broker
+registration after it, and `ExecTarget` answers the step's observations from that.
 """
 
 from __future__ import annotations
@@ -60,8 +59,8 @@ class KafkaJvmTarget(Target):
     def __init__(self, classpath: str | None = None, kafka_home: str | None = None, timeout_s: float = 30.0,
                  shared_kafka: Path = SHARED_KAFKA, without: tuple[str, ...] = ()) -> None:
         """No JVM starts here: the first `open` starts it (campaigns build targets just to read
-        their attributes). `without` becomes `unsupported_operations` (the controller generator
-        consults it for `fail_over_controller` only, docs/kafka-jvm.md)."""
+        their attributes). `without` becomes `unsupported_operations`: the controller generator
+        sends none of them (docs/kafka-jvm.md)."""
         if classpath is not None and kafka_home is not None:
             raise UsageError("kafka-jvm: give classpath= or kafka-home=, not both")
         self.jdk = find_jdk()
@@ -76,7 +75,6 @@ class KafkaJvmTarget(Target):
             self.fixed = kafka_home_classpath(Path(os.environ["KAFKA_HOME"]))
         self.current: ExecTarget | None = None
         self.current_key: str | None = None
-        self.snapshot: dict[str, Any] | None = None
         self.unsupported_operations = frozenset(without)
         if self.fixed is not None:
             self.name = "kafka-jvm"
@@ -115,25 +113,15 @@ class KafkaJvmTarget(Target):
         return self.current
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
-        self.snapshot = None
         self.target_for(release).open(release, config)
 
     def execute(self, op: str, args: Args) -> Result:
         assert self.current is not None
-        self.snapshot = None
         return self.current.execute(op, args)
 
     def observe(self, what: str, args: Args) -> Result:
         assert self.current is not None
-        if self.snapshot is None:
-            self.snapshot = dict(self.current.call("snapshot", {}))
-        if what == "partition":
-            key = f"{args['topic']}/{int(args.get('partition', 0))}"
-            return dict(self.snapshot["partitions"].get(key, {"exists": False}))
-        if what == "broker":
-            unregistered = {"registered": False, "fenced": True, "in_controlled_shutdown": False, "broker_epoch": -1}
-            return dict(self.snapshot["brokers"].get(str(int(args["broker"])), unregistered))
-        raise ValueError(f"cannot observe {what!r}")
+        return self.current.observe(what, args)
 
     def close(self) -> None:
         if self.current is not None:

@@ -70,20 +70,29 @@ class EndpointProvider(Protocol):
 
 @dataclass
 class FixedEndpoint:
-    """A controller that is already running; the target checks its settings against each run."""
+    """A controller that is already running; the target checks its settings against each run.
+
+    It answers every run with the same endpoint object: the target keeps its connection and its
+    replayed metadata image only while the endpoint it is given equals the one it holds, and an
+    endpoint built afresh never does (its `open_source` is a new function each time) — every run
+    reconnected and replayed the whole log, so a campaign slowed down as the log grew."""
 
     host: str
     port: int
     metadata_log: str | None
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
     cluster_id: str | None = None
+    endpoint: ControllerEndpoint | None = field(default=None, init=False, repr=False, compare=False)
 
     def endpoint_for(self, settings: ControllerSettings) -> ControllerEndpoint:
         if self.metadata_log is None:
             raise TargetFailure("error", "kafka-wire needs metadata-log=DIR to observe the controller (docs/wire.md)")
-        path = log_path(self.metadata_log) if Path(self.metadata_log).is_dir() else Path(self.metadata_log)
-        return ControllerEndpoint(self.host, self.port, lambda: MetadataLogTail(path), self.session_timeout_ms,
-                                  None, self.cluster_id, f"{self.host}:{self.port}")
+        if self.endpoint is None:
+            path = log_path(self.metadata_log) if Path(self.metadata_log).is_dir() else Path(self.metadata_log)
+            self.endpoint = ControllerEndpoint(self.host, self.port, lambda: MetadataLogTail(path),
+                                               self.session_timeout_ms, None, self.cluster_id,
+                                               f"{self.host}:{self.port}")
+        return self.endpoint
 
     def close(self) -> None:
         pass

@@ -90,6 +90,8 @@ class ToyCluster(Target):
     def recover(self, broker: int, wipe: bool) -> None:
         if wipe:
             self.logs[broker] = []
+            if broker in self.isr:  # an in-sync copy is gone: the HW is what the ISR still holds
+                self.hw = min(len(self.logs[m]) for m in self.isr)
         self.up.add(broker)
         if self.leader < 0 and broker in self.isr:
             self.leader, self.epoch = broker, self.epoch + 1

@@ -2,7 +2,8 @@
 `exec:` JSON-lines protocol. `python -m isrcheck.adapters.plugins.stdio_reference [--mutant ID]`.
 
 It shows a plug-in author everything the protocol needs: describe, open (a fresh system),
-execute, observe, close — and that errors are replies, not crashes."""
+execute, observe, close — and that errors are replies, not crashes. `--snapshot` adds the
+optional `snapshot` capability (each `execute` answered with the state after it)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 
-def serve(target: ReferenceTarget, name: str) -> None:
+def snapshot(target: ReferenceTarget) -> dict[str, Any]:
+    """Every partition and registered broker, with the fields `observe` answers."""
+    controller = target.controller
+    return {
+        "partitions": {f"{t}/{p}": target.observe("partition", {"topic": t, "partition": p})
+                       for t, p in controller.partition_keys()},
+        "brokers": {str(b): target.observe("broker", {"broker": b}) for b in sorted(controller.brokers)},
+    }
+
+
+def serve(target: ReferenceTarget, name: str, snapshots: bool = False) -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -32,10 +43,16 @@ def serve(target: ReferenceTarget, name: str) -> None:
             result: Any = None
             if method == "describe":
                 result = {"protocol": PROTOCOL, "name": name, "levels": ["controller"], "releases": None}
+                if snapshots:
+                    result["capabilities"] = ["snapshot"]
             elif method == "open":
                 target.open(str(params["release"]), params.get("config", {}))
             elif method == "execute":
                 result = target.execute(str(params["op"]), params["args"])
+                if snapshots and params.get("snapshot"):
+                    result = {"result": result, "snapshot": snapshot(target)}
+            elif method == "snapshot" and snapshots:
+                result = snapshot(target)
             elif method == "observe":
                 result = target.observe(str(params["what"]), params["args"])
             elif method == "close":
@@ -54,14 +71,15 @@ def serve(target: ReferenceTarget, name: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mutant", help="serve a controller-level mutant instead of the reference")
+    parser.add_argument("--snapshot", action="store_true", help="declare and answer the snapshot capability")
     args = parser.parse_args()
     if args.mutant:
         entry = CATALOGUE.get(args.mutant)
         if entry is None or entry.controller_class is None:
             parser.error(f"unknown controller-level mutant {args.mutant!r}")
-        serve(ReferenceTarget(entry.controller_class), f"stdio-reference+{args.mutant}")
+        serve(ReferenceTarget(entry.controller_class), f"stdio-reference+{args.mutant}", args.snapshot)
     else:
-        serve(ReferenceTarget(), "stdio-reference")
+        serve(ReferenceTarget(), "stdio-reference", args.snapshot)
 
 
 if __name__ == "__main__":

@@ -432,9 +432,15 @@ class LocalKafkaCluster:
 
 
 def _random_cluster_id() -> str:
+    """Kafka's `Uuid.randomUuid().toString()` form, never starting with '-' (Kafka's own
+    `Uuid.randomUuid` draws again too): `kafka-storage.sh format -t -…` takes it for an option and
+    the cluster does not start (1 run in 64 did not)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class ContainerKafkaCluster:

@@ -19,11 +19,14 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   (its next AlterPartition is held in flight), `hold_api`/`release_api` {broker, api: AlterPartition|
   Fetch|BrokerHeartbeat} (Fetch on a controller link = the broker's metadata log), `wait_held`
   {broker, api, timeout_ms} → {held}; `shutdown` {broker} (SIGTERM, stays down);
-  `wait_isr` {topic, isr: [b, ...], timeout_ms} → {reached} (wall time passes until it is);
+  `wait_isr` {topic, isr: [b, ...] | without: [b, ...], timeout_ms} → {reached} (wall time passes until
+  the ISR is exactly `isr`, or holds none of `without`);
   `tick` {ms} (wall time passes); `heal` {timeout_ms} (everything back, then wait until every
   partition's ISR is its replica set or the bound passes);
 * observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
-  leader_epoch (Metadata v7+), hw (ListOffsets latest: the consumer-visible high watermark).
+  leader_epoch (Metadata v7+), brokers (the unfenced brokers listed in the same Metadata answer),
+  metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
+  the Metadata: the consumer-visible high watermark; a paused leader makes it wait its timeout).
 
 Options: `kafka-home=DIR` (else $KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
 (Docker `apache/kafka`, `image=`/`version=`); `brokers=3..5`, `controllers=1|3`,
@@ -188,6 +191,9 @@ class KafkaClusterTarget(Target):
                     time.sleep(0.1)
                 return {"held": False}
             case "wait_isr":
+                if "without" in args:
+                    return self.wait_isr_without(str(args["topic"]), {100 + int(b) for b in args["without"]},
+                                                 int(args.get("timeout_ms", 20000)))
                 return self.wait_isr(str(args["topic"]), sorted(100 + int(b) for b in args["isr"]),
                                      int(args.get("timeout_ms", 20000)))
             case "tick":
@@ -204,6 +210,17 @@ class KafkaClusterTarget(Target):
         while time.monotonic() < deadline:
             view = self.observe("partition", {"topic": topic, "partition": 0})
             if sorted(view.get("isr", [])) == isr:
+                return {"reached": True}
+            time.sleep(0.3)
+        return {"reached": False, "isr": view.get("isr")}
+
+    def wait_isr_without(self, topic: str, brokers: set[int], timeout_ms: int) -> Result:
+        """Until none of `brokers` is in the ISR (the others may be in it or not)."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        view: Result = {}
+        while time.monotonic() < deadline:
+            view = self.observe("partition", {"topic": topic, "partition": 0})
+            if view.get("exists") and view.get("isr") and not brokers & set(view["isr"]):
                 return {"reached": True}
             time.sleep(0.3)
         return {"reached": False, "isr": view.get("isr")}
@@ -312,22 +329,40 @@ class KafkaClusterTarget(Target):
         if what != "partition":
             raise ValueError(f"kafka-cluster cannot observe {what!r}")
         topic, partition = str(args["topic"]), int(args.get("partition", 0))
-        described: list[dict[str, Any]] = []
+        started = time.monotonic()
+        metadata: dict[str, Any] = {}
         for attempt in range(2):  # one broker not answering (paused, restarting) is not "no partition"
             try:
-                described = self.admin.describe_topics([topic])
+                metadata = self.metadata(topic)
                 break
             except Exception as error:  # no controller, no broker answering: nothing to see now
                 if attempt == 1:
                     return {"exists": False, "error": type(error).__name__}
                 time.sleep(0.5)
-        for t in described:
+        answered = round(time.monotonic() - started, 3)
+        for t in metadata.get("topics", ()):
             for p in t.get("partitions", ()):
                 if int(p["partition_index"]) == partition and int(t.get("error_code", 0)) == 0:
-                    return {"exists": True, "leader": int(p["leader_id"]), "isr": [int(b) for b in p["isr_nodes"]],
+                    view = {"exists": True, "leader": int(p["leader_id"]), "isr": [int(b) for b in p["isr_nodes"]],
                             "replicas": [int(b) for b in p["replica_nodes"]],
-                            "leader_epoch": int(p["leader_epoch"]), "hw": self.high_watermark(topic, partition)}
-        return {"exists": False}
+                            "leader_epoch": int(p["leader_epoch"]), "metadata_after_s": answered}
+                    if "brokers" in metadata:
+                        view["brokers"] = sorted(int(b["node_id"]) for b in metadata["brokers"])
+                    view["hw"] = self.high_watermark(topic, partition)  # after: the leader may take its timeout
+                    return view
+        return {"exists": False, "metadata_after_s": answered}
+
+    def metadata(self, topic: str) -> dict[str, Any]:
+        """One Metadata answer: the topic's partitions and the brokers listed with them. A KRaft
+        broker lists only unfenced brokers (`KRaftMetadataCache.getAliveBrokerNodes`), so the
+        answer shows the controller's fencing as of the same metadata image as the ISR. Uses
+        kafka-python's own Metadata call (`describe_topics` keeps only the topics); falls back to
+        `describe_topics` (no broker list) where that is not there."""
+        call = getattr(self.admin, "_get_cluster_metadata", None)
+        manager = getattr(self.admin, "_manager", None)
+        if call is None or manager is None:
+            return {"topics": self.admin.describe_topics([topic])}
+        return dict(manager.run(call, [topic]))
 
     def high_watermark(self, topic: str, partition: int) -> int | None:
         """ListOffsets(latest) from the leader: the high watermark a consumer sees, or None when

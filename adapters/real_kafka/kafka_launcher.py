@@ -417,11 +417,17 @@ class RunningController:
         self.host, self.port = host, port
         self.session_timeout_ms = session_timeout_ms
         self.cluster_id = cluster_id
+        self.endpoint: ControllerEndpoint | None = None
 
     def endpoint_for(self, settings: ControllerSettings) -> ControllerEndpoint:
-        decoder = self.decoder
-        return ControllerEndpoint(self.host, self.port, lambda: RaftFetchSource(self.host, self.port, decoder),
-                                  self.session_timeout_ms, None, self.cluster_id, f"{self.host}:{self.port}")
+        """The same endpoint for every run, so the target keeps its connection and metadata image
+        (a new one each run made it reconnect and re-read the whole log: FixedEndpoint)."""
+        if self.endpoint is None:
+            decoder = self.decoder
+            self.endpoint = ControllerEndpoint(
+                self.host, self.port, lambda: RaftFetchSource(self.host, self.port, decoder),
+                self.session_timeout_ms, None, self.cluster_id, f"{self.host}:{self.port}")
+        return self.endpoint
 
     def close(self) -> None:
         pass

@@ -333,6 +333,7 @@ class Worker:
             on_run=lambda finished: self.record(finished, batch_seed, examples),
             stop_at_first=config.stop_at_first, differential=config.differential and not cluster,
             unsupported=self.unsupported, level=config.level, deadline=self.deadline,
+            target_is_reference=cluster and self.spec.adapter == "reference" and self.spec.mutant is None,
             on_found=lambda finished: self.record_found(finished, batch_seed, examples),
         )
         base = ClusterMachine if cluster else ControllerMachine

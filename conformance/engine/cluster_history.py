@@ -9,7 +9,9 @@ History entries:
 * ``{"type": "op", "i", "t", "op", "args", "result"}`` (``result`` has ``"exception"`` when the
   target raised);
 * ``{"type": "observe", "i", "t", "partition": "topic-p", "view": {exists, leader, isr, replicas,
-  leader_epoch, hw}}``.
+  leader_epoch, hw, brokers?, metadata_after_s?}, "t_end"}`` — ``t`` is when the Metadata in the view
+  was answered, ``t_end`` when the observation returned (records before this change have only
+  ``t``, the end).
 """
 
 from __future__ import annotations
@@ -51,10 +53,16 @@ class HistoryRun:
         return result
 
     def observe_all(self) -> None:
+        """One observation per topic. ``t`` is when the view's Metadata was answered — the start of
+        the observation plus the target's ``metadata_after_s``, or the start when it does not say —
+        not when the observation returned: a ListOffsets to a paused leader waits its request
+        timeout after the Metadata answer, and the ISR seen is as old as that answer."""
         for topic in sorted(self.topics):
+            started = self.now()
             view = dict(self.target.observe("partition", {"topic": topic, "partition": 0}))
-            self.history.append({"type": "observe", "i": len(self.history), "t": self.now(),
-                                 "partition": f"{topic}-0", "view": view})
+            seen = round(started + float(view.get("metadata_after_s", 0.0)), 3)
+            self.history.append({"type": "observe", "i": len(self.history), "t": seen,
+                                 "partition": f"{topic}-0", "view": view, "t_end": self.now()})
 
     def step(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         result = self.op(op, args)
@@ -68,15 +76,74 @@ class HistoryRun:
         for topic in sorted(self.topics):
             self.op("consume", {"topic": topic})
 
+    def last_view(self, topic: str) -> dict[str, Any] | None:
+        for e in reversed(self.history):
+            if e["type"] == "observe" and e["partition"] == f"{topic}-0" and e["view"].get("exists"):
+                return e["view"]
+        return None
+
+
+STALE_EXPANSION = "stale_expansion"
+"""A composite fault (KIP-903's family; docs/real-kafka.md, "Found by generation"): its roles are
+bound when it runs, from the last observation, and it runs as the primitive operations of
+`stale_expansion_steps` — which are what the history records (each with ``"by": STALE_EXPANSION``)."""
+
+
+def stale_expansion_steps(args: dict[str, Any], view: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """A member rejoins while the leader's AlterPartition is held, something happens to the member
+    while the expansion is in flight, the expansion is delivered, then something happens to the
+    leader. Drawn (`args`): which follower (`member`, an index into the followers in replica
+    order), what happens to it (`lose`: restart with its log directory kept or emptied), whether
+    the leader's replication listener is cut meanwhile (`isolate`), what happens to the leader
+    after (`leader_fault`: crash, pause, clean_restart or none), how many records are acknowledged
+    while the member is out (`records`), and how long the delivered expansion stands first
+    (`after_ms`). Bound at run time: the leader and the followers of the last observed view (no
+    leader: nothing to do). KIP-903's interleaving is the point lose=disk, isolate, leader_fault≠none."""
+    if view is None or int(view.get("leader", -1)) < 100:
+        return []
+    topic = str(args["topic"])
+    leader = int(view["leader"]) - 100
+    followers = [int(r) - 100 for r in view.get("replicas", []) if int(r) - 100 != leader]
+    if not followers:
+        return []
+    member = followers[int(args.get("member", 0)) % len(followers)]
+    by = {"by": STALE_EXPANSION}
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("pause", {"broker": member, **by}),
+        ("produce", {"topic": topic, "records": 1, "acks": "1", **by}),  # a follower at the leader's end never lags
+        ("wait_isr", {"topic": topic, "without": [member], "timeout_ms": 20000, **by}),
+        ("produce", {"topic": topic, "records": int(args.get("records", 3)), "acks": "all", **by}),
+        ("hold_api", {"broker": leader, "api": "AlterPartition", **by}),
+        ("resume", {"broker": member, **by}),
+        ("wait_held", {"broker": leader, "api": "AlterPartition", "timeout_ms": 20000, **by}),
+    ]
+    if args.get("isolate"):
+        steps.append(("net", {"broker": leader, "link": "replication", "mode": "cut", **by}))
+    steps += [
+        ("restart", {"broker": member, "lose": str(args.get("lose", "none")), **by}),
+        ("tick", {"ms": 3000, **by}),
+        ("release_api", {"broker": leader, "api": "AlterPartition", **by}),
+        ("tick", {"ms": int(args.get("after_ms", 3000)), **by}),
+    ]
+    fault = str(args.get("leader_fault", "none"))
+    if fault != "none":
+        steps += [(fault, {"broker": leader, **by}), ("tick", {"ms": 6000, **by})]
+    return steps
+
 
 def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, Any]]],
                 config: HistoryConfig, heal_timeout_ms: int = 60000) -> tuple[History, list[Violation]]:
-    """Open a fresh system, run `steps` (each followed by an observation), finish, close; judge."""
+    """Open a fresh system, run `steps` (each followed by an observation; a composite fault as its
+    primitive operations, roles bound from the last observation), finish, close; judge."""
     target.open(release, {})
     run = HistoryRun(target, release)
     failed = True
     try:
         for op, args in steps:
+            if op == STALE_EXPANSION:
+                for inner_op, inner_args in stale_expansion_steps(args, run.last_view(str(args["topic"]))):
+                    run.step(inner_op, inner_args)
+                continue
             run.step(op, args)
         run.finish(heal_timeout_ms)
         violations = check_history(run.history, config)

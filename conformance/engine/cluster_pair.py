@@ -7,6 +7,13 @@ such variations). So a cluster-level finding is a property violation on the targ
 observations (P-ACK, P-HWV, P-ELIG, P-LOG, P-HWM, P-1IF, P-LEAD, LeaderInIsr after every step,
 P-LIVE after the heal). The reference runs alongside because the generator draws from its state,
 and a property failing on the reference is itself reported (an isrcheck bug, kind `error`).
+
+When the target *is* the reference (the reference against itself: `RunContext.target_is_reference`),
+the run is given one simulation as both sides and steps it once. The simulation is deterministic
+and the two sides are never compared at this level, so a second copy would only repeat every
+result, every property verdict and every finding of the first at twice the cost; the trace still
+shows both columns (equal), and a property the reference breaks is reported as the target's
+violation, as it was before (the target's properties are judged first).
 """
 
 from __future__ import annotations
@@ -56,7 +63,12 @@ class ClusterPairRun:
 
     def __post_init__(self) -> None:
         self.ref_session = Session(self.reference, self.release)
-        self.tgt_session = Session(self.target, self.release)
+        self.tgt_session = self.ref_session if self.shared else Session(self.target, self.release)
+
+    @property
+    def shared(self) -> bool:
+        """One simulation plays both sides (the reference against itself)."""
+        return self.target is self.reference
 
     @property
     def stopped(self) -> bool:
@@ -75,7 +87,7 @@ class ClusterPairRun:
             self.findings = [Finding(ERROR, step.op, index, f"the reference failed: {failure}")]
             return self.findings
         try:
-            trace.target = self.tgt_session.run_step(step)
+            trace.target = dict(trace.reference) if self.shared else self.tgt_session.run_step(step)
         except TargetFailure as failure:
             kind = failure.kind if failure.kind in ("timeout", "crash", "error") else VIOLATION
             prop = "P-LIVE" if failure.kind == "livelock" else None
@@ -94,6 +106,8 @@ class ClusterPairRun:
             self.findings = [Finding(VIOLATION, step.op, index, first["message"], property=first["property"],
                                      evidence=first.get("evidence") or {})]
             return self.findings
+        if self.shared:
+            return self.findings  # the reference's verdicts are the target's, judged just above
         reference_status = self.ref_session.property_status("all") if self.ref_session.monitor else {}
         if reference_status.get("status") == "violated":
             first = reference_status["first"]

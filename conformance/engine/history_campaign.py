@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, plan_batches
-from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, History, run_history
+from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPANSION, History, run_history
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
@@ -54,13 +54,44 @@ def step_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]
     restart = st.builds(lambda broker, lose: ("restart", {"broker": broker, "lose": lose}), b,
                         st.sampled_from(["none", "disk"]))
     controller: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.just(("fail_over_controller", {}))
-    return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller)
+    stale = [stale_expansion_strategy() for _ in range(3)]  # three weights: one_of counts distinct strategies
+    return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller, *stale)
+
+
+def stale_expansion_strategy() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """The composite fault of KIP-903's family (`cluster_history.stale_expansion_steps`): a member
+    rejoins while the leader's AlterPartition is held; Hypothesis draws which follower, whether it
+    restarts with its log directory kept or emptied, whether the leader's replication listener is
+    cut meanwhile, what happens to the leader after, the records and the timing. Roles (leader,
+    followers) are bound when it runs. It is one drawn step among eleven (three of the weights);
+    inside it, disk loss and isolation are drawn 2 in 3 and a leader fault 3 in 4, so KIP-903's
+    point (lose=disk, isolate, a leader fault) is 1 in 3 of these steps (measured draw rates:
+    tests/cluster_history/test_generator.py)."""
+    return st.builds(
+        lambda member, lose, isolate, leader_fault, records, after_ms: (STALE_EXPANSION, {
+            "topic": TOPIC, "member": member, "lose": lose, "isolate": isolate, "leader_fault": leader_fault,
+            "records": records, "after_ms": after_ms}),
+        st.integers(0, 1), st.sampled_from(["disk", "disk", "none"]), st.sampled_from([True, True, False]),
+        st.sampled_from(["crash", "pause", "clean_restart", "none"]), st.integers(1, 5), st.sampled_from([3000, 500]))
+
+
+def create_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """The run's topic: replication 3 (min.insync.replicas 2, the cluster's) or 2 (min.insync.replicas
+    1, KIP-903's setting), on a drawn ordering of the brokers — the first replica leads, the order
+    decides which in-sync replica a controller elects."""
+    def create(replication: int, order: list[int]) -> tuple[str, dict[str, Any]]:
+        configs = {"min.insync.replicas": "1"} if replication < 3 else {}
+        return "create_topic", {"topic": TOPIC, "replicas": order[:replication], "configs": configs}
+
+    return st.builds(create, st.sampled_from([min(3, brokers), min(2, brokers)]),
+                     st.permutations(list(range(1, brokers + 1))))
 
 
 def steps_strategy(brokers: int, max_steps: int) -> st.SearchStrategy[Steps]:
-    create = ("create_topic", {"topic": TOPIC, "replication": min(3, brokers)})
-    return st.lists(step_strategy(brokers), min_size=min(4, max_steps), max_size=max_steps).map(
-        lambda drawn: [create, *drawn])
+    """The topic, then up to `max_steps` drawn steps (a composite fault is one of them)."""
+    return st.tuples(create_strategy(brokers), st.lists(step_strategy(brokers), min_size=min(4, max_steps),
+                                                        max_size=max_steps)).map(
+        lambda drawn: [drawn[0], *drawn[1]])
 
 
 def history_config(target: Target) -> HistoryConfig:

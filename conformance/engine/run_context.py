@@ -60,6 +60,9 @@ class RunContext:
     observes_target: bool = True
     unsupported: frozenset[str] = frozenset()
     level: str = "controller"
+    target_is_reference: bool = False
+    """The target is the reference itself (cluster level, no mutant): each run uses one simulation
+    as both sides (ClusterPairRun.shared) instead of stepping two identical ones."""
     first_signature: str | None = None
     shrinking: bool = False
     last_failing: FinishedRun | None = None
@@ -88,7 +91,8 @@ class RunContext:
 
     def start_run(self) -> Any:
         self.check_deadline()
-        reference, target = self.make_reference(), self.make_target()
+        reference = self.make_reference()
+        target = reference if self.target_is_reference else self.make_target()
         reference.open(self.release, self.config)
         run: PairRun | ClusterPairRun
         if self.level == "cluster":
@@ -97,7 +101,7 @@ class RunContext:
             run = PairRun(reference, target, self.release, self.differential, self.observes_target)
         if self.skip_reason is not None:
             run.skip_reason, run.silent = self.skip_reason, True
-        else:
+        elif target is not reference:
             try:
                 target.open(self.release, self.config)
             except UnsupportedConfiguration as error:
@@ -136,7 +140,7 @@ class RunContext:
         started = self._started.pop(id(run), time.time())
         finished = FinishedRun(run, time.time() - started, started)
         run.reference.close()
-        if run.skip_reason is None:
+        if run.skip_reason is None and run.target is not run.reference:
             run.target.close()
         if self.out_of_time or run.silent:
             return  # cut short by the budget, or a refused configuration already recorded once

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine, initialize, precondition, rule
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.reference_impl.controller import Controller
 
@@ -227,6 +227,31 @@ class ControllerMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.context.finish_run(self.run)
+
+
+RULE_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "restart_broker": ("fence_broker", "register_broker", "unfence_broker"),
+    "leader_proposes": ("alter_partition",),
+}
+"""The operations a rule sends, where they are not just the operation of the rule's own name."""
+
+
+def target_accepts_all(operations: tuple[str, ...]) -> Any:
+    return lambda self: all(self.context.supports(op) for op in operations)
+
+
+def honour_unsupported_operations(machine: type[RuleBasedStateMachine]) -> None:
+    """Give every rule of `machine` the precondition that the target accepts the operations it
+    sends: an adapter's declared `unsupported_operations` (e.g. kafka-jvm's `without=reassign`)
+    are never generated, and neither is a rule that would send one among others. The one place
+    where that is decided, so a rule added later is covered without a precondition of its own."""
+    for name in dir(machine):
+        member = getattr(machine, name)
+        if getattr(member, RULE_MARKER, None) is not None:
+            setattr(machine, name, precondition(target_accepts_all(RULE_OPERATIONS.get(name, (name,))))(member))
+
+
+honour_unsupported_operations(ControllerMachine)
 
 
 def bits(value: int, offset: int, width: int) -> int:

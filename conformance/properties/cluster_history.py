@@ -7,9 +7,11 @@ and re-judge a run offline from its record (`isrcheck check`).
   after the heal (bugs.md property table; KIP-903);
 * **P-HWC** — the consumer-visible high watermark (ListOffsets latest) of a partition never
   decreases (KIP-207; leader.md §15);
-* **P-ELIG** — once metadata has settled, no broker that has been down (killed, stopped, paused,
-  cut off from the controllers) for longer than the session timeout is in an ISR with other
-  members (controller.md §4.3, §4.4; KIP-841);
+* **P-ELIG** — a broker the controller has fenced (as the Metadata answer's own broker list shows)
+  while it is down is in no ISR with other members (controller.md §4.3, §4.4; KIP-841); without a
+  broker list, by the clock: down past the session timeout + settle time;
+* **P-FENCE** — a broker down (killed, stopped, paused, cut off from the controllers) for longer
+  than the session timeout + settle time is fenced (the one timing property);
 * **LeaderInIsr** — a partition with a leader lists it in its ISR (controller.md §3.2);
 * **P-LIVE** — after the heal, within its bound, every partition has a leader and
   min(min.insync.replicas, replicas) in-sync replicas (bugs.md property table).
@@ -31,7 +33,7 @@ from typing import Any
 GROUND_TRUTH_ONLY = frozenset({"P-LOG", "P-HWM", "P-1IF", "P-LEAD", "P-HWV"})
 """cluster_level.py properties that need every replica's log, HW or in-flight requests."""
 
-BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "LeaderInIsr", "P-LIVE")
+BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "P-FENCE", "LeaderInIsr", "P-LIVE")
 DOWN_OPS = {"crash", "pause", "shutdown"}
 UP_OPS = {"restart", "resume", "clean_restart", "heal"}
 
@@ -161,29 +163,34 @@ def p_hwc(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
     return violations
 
 
-def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
-    """P-ELIG (black-box form): a broker down for longer than the session timeout + settle time
-    is fenced by the controller and removed from every ISR it is not the last member of
-    (controller.md §4.3, §4.4). Down = SIGKILLed, SIGSTOPped, SIGTERMed, its links to the
-    controllers cut or held, or its heartbeats held — not restarted since. "Once metadata has
-    settled": not judged while any broker's metadata log is held back (its controller links cut or
-    held, its metadata Fetch held — Metadata may then come from that broker, stale), nor within
-    the settle time after that ends, nor within the whole bound after a controller fail-over
-    (the new controller gives every broker a fresh session)."""
+def down_periods(history: list[dict[str, Any]], config: HistoryConfig) -> list[tuple[dict[str, Any], dict[int, float],
+                                                                                 dict[int, bool]]]:
+    """For every observation that may be judged (no broker's metadata held back, not within the
+    quiet time after a release or a controller fail-over): the brokers down at that point, with
+    when they went down (SIGKILL/SIGSTOP/SIGTERM, controller links cut or held, heartbeats held;
+    not restarted since) and whether the last observation before that listed them as unfenced."""
     bound_s = (config.session_timeout_ms + config.settle_ms) / 1000
     down_since: dict[int, float] = {}
+    listed_when_down: dict[int, bool] = {}
+    listed: set[int] | None = None
     blocked: set[int] = set()
     quiet_until = 0.0
-    violations = []
+    judged = []
+
+    def went_down(broker: int, t: float) -> None:
+        if broker not in down_since:
+            down_since[broker] = t
+            listed_when_down[broker] = listed is not None and broker in listed
+
     for e in history:
         if e["type"] == "op":
             op, args = e["op"], e["args"]
             was_blocked = bool(blocked)
             if op in DOWN_OPS:
-                down_since.setdefault(broker_id(args), e["t_end"])
+                went_down(broker_id(args), e["t_end"])
             elif op == "net" and args.get("link") == "controller":
                 if args.get("mode") in ("cut", "hold"):
-                    down_since.setdefault(broker_id(args), e["t_end"])
+                    went_down(broker_id(args), e["t_end"])
                     blocked.add(broker_id(args))
                 else:
                     down_since.pop(broker_id(args), None)
@@ -191,7 +198,7 @@ def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
             elif op == "hold_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
                 blocked.add(broker_id(args))
                 if args.get("api") == "BrokerHeartbeat":
-                    down_since.setdefault(broker_id(args), e["t_end"])
+                    went_down(broker_id(args), e["t_end"])
             elif op == "release_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
                 blocked.discard(broker_id(args))
                 if args.get("api") == "BrokerHeartbeat":
@@ -207,19 +214,75 @@ def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
             if was_blocked and not blocked:
                 quiet_until = max(quiet_until, e["t_end"] + config.settle_ms / 1000)
             continue
-        if blocked:
+        if "brokers" in e["view"]:
+            listed = set(e["view"]["brokers"])
+        if blocked or not e["view"].get("exists") or e["t"] < quiet_until:
             continue  # a broker's metadata is held back: whatever answers Metadata may be stale
+        judged.append((e, dict(down_since), {b: listed_when_down.get(b, False) for b in down_since}))
+    return judged
+
+
+def p_elig(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
+    """P-ELIG (black-box form; controller.md §4.3, §4.4, KIP-841): a broker the controller has
+    fenced is in no ISR with other members. Judged on the controller's own view, not a clock: a
+    KRaft broker's Metadata answer lists only unfenced brokers, from the same metadata image as
+    the ISR it returns, so a broker that was listed when it went down (it had an unfenced
+    registration), is still down, is no longer listed (fenced — its session expired or it shut
+    down) and is in an ISR with other members is a violation however late or early it is seen.
+    ("Listed when it went down" leaves out a broker re-registered and still fenced when it went
+    down: without ELR such a broker keeps its ISR places — `handleBrokerUncleanShutdown` does
+    nothing before ELR — and `BrokerHeartbeatManager` runs no session timer for a fenced broker.)
+
+    Views without a broker list (other targets; records before the list was observed) are judged
+    by the clock instead: down for longer than the session timeout + settle time, measured to when
+    the Metadata was answered (the entry's ``t``), still in an ISR with other members."""
+    bound_s = (config.session_timeout_ms + config.settle_ms) / 1000
+    violations = []
+    for e, down_since, listed_when_down in down_periods(history, config):
         view, t = e["view"], e["t"]
-        if not view.get("exists") or t < quiet_until:
-            continue
         isr = view.get("isr", [])
+        if len(isr) < 2:
+            continue
         for broker in isr:
             since = down_since.get(broker)
-            if since is not None and t - since > bound_s and len(isr) > 1:
+            if since is None:
+                continue
+            if "brokers" in view:
+                if listed_when_down[broker] and broker not in view["brokers"]:
+                    violations.append(Violation(
+                        "P-ELIG", e["i"], f"{e['partition']}: broker {broker}, down for {t - since:.1f} s and fenced "
+                        f"(not among the brokers {view['brokers']} of the same Metadata answer), is still in the ISR "
+                        f"{isr}", {"broker": broker, "isr": isr, "down_s": round(t - since, 3), "fenced": True,
+                                   "brokers": view["brokers"]}))
+            elif t - since > bound_s:
                 violations.append(Violation(
                     "P-ELIG", e["i"], f"{e['partition']}: broker {broker}, down for {t - since:.1f} s (session "
                     f"timeout {config.session_timeout_ms} ms), is still in the ISR {isr}",
                     {"broker": broker, "isr": isr, "down_s": round(t - since, 3)}))
+    return violations
+
+
+def p_fence(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
+    """P-FENCE (liveness of fencing; controller.md §4.3): a broker down for longer than the session
+    timeout + settle time — measured to when the Metadata was answered — is fenced: the Metadata
+    answer no longer lists it, or it is at least out of every ISR with other members. Only views
+    that carry a broker list are judged (without one, P-ELIG's clock rule covers it). This is the
+    one timing property: a controller starved on a loaded machine fences late and shows here, not
+    as P-ELIG; the evidence gives the delay."""
+    bound_s = (config.session_timeout_ms + config.settle_ms) / 1000
+    violations = []
+    for e, down_since, _listed in down_periods(history, config):
+        view, t = e["view"], e["t"]
+        isr = view.get("isr", [])
+        if "brokers" not in view or len(isr) < 2:
+            continue
+        for broker in isr:
+            since = down_since.get(broker)
+            if since is not None and broker in view["brokers"] and t - since > bound_s:
+                violations.append(Violation(
+                    "P-FENCE", e["i"], f"{e['partition']}: broker {broker}, down for {t - since:.1f} s (session "
+                    f"timeout {config.session_timeout_ms} ms), is still unfenced and in the ISR {isr}",
+                    {"broker": broker, "isr": isr, "down_s": round(t - since, 3), "fenced": False}))
     return violations
 
 
@@ -255,7 +318,8 @@ def p_live(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
     return violations
 
 
-CHECKS = {"P-ACK": p_ack, "P-HWC": p_hwc, "P-ELIG": p_elig, "LeaderInIsr": leader_in_isr, "P-LIVE": p_live}
+CHECKS = {"P-ACK": p_ack, "P-HWC": p_hwc, "P-ELIG": p_elig, "P-FENCE": p_fence, "LeaderInIsr": leader_in_isr,
+          "P-LIVE": p_live}
 
 
 def check_history(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:

@@ -16,8 +16,8 @@ from isrcheck.errors import UsageError
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "check", help="re-judge recorded cluster histories offline",
-        description="Judge the black-box cluster properties (P-ACK, P-HWC, P-ELIG, LeaderInIsr, P-LIVE) again on "
-        "the history each record carries.")
+        description="Judge the black-box cluster properties (P-ACK, P-HWC, P-ELIG, P-FENCE, LeaderInIsr, P-LIVE) "
+        "again on the history each record carries.")
     parser.add_argument("records", type=Path, nargs="+", help=".jsonl records files")
     parser.add_argument("--run", metavar="RUN_ID", help="only this run")
     parser.set_defaults(handler=run)

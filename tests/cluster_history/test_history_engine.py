@@ -46,3 +46,22 @@ def test_a_cluster_that_admits_an_empty_replica_loses_acknowledged_records(tmp_p
     assert "recorded:" not in checked.stdout  # offline verdicts agree with the recorded ones
     replayed = isrcheck("replay", str(path), "--run", found["run_id"])
     assert replayed.returncode == 1 and "FOUND" in replayed.stdout  # the toy is deterministic
+
+
+def test_an_observation_is_stamped_when_its_metadata_was_answered() -> None:
+    """A target that answers Metadata at once and then waits (ListOffsets to a paused leader):
+    the entry's `t` is the Metadata answer, `t_end` the return — P-ELIG judges the ISR at `t`."""
+    import time
+
+    from isrcheck.conformance.engine.cluster_history import HistoryRun
+
+    class SlowListOffsets:
+        def observe(self, what: str, args: dict[str, object]) -> dict[str, object]:
+            time.sleep(0.3)
+            return {"exists": True, "leader": 101, "isr": [101], "replicas": [101], "metadata_after_s": 0.05}
+
+    run = HistoryRun(SlowListOffsets(), "3.9")  # type: ignore[arg-type]
+    run.topics.add("t")
+    run.observe_all()
+    [entry] = run.history
+    assert entry["t_end"] - entry["t"] >= 0.25 and entry["t"] <= 0.1, entry

@@ -23,9 +23,9 @@ class Builder:
         self.t += took
 
     def see(self, leader: int, isr: list[int], hw: int | None, replicas: list[int] | None = None,
-            topic: str = "t") -> None:
+            topic: str = "t", brokers: list[int] | None = None) -> None:
         view = {"exists": True, "leader": leader, "isr": isr, "replicas": replicas or [101, 102, 103],
-                "leader_epoch": 0, "hw": hw}
+                "leader_epoch": 0, "hw": hw, **({"brokers": brokers} if brokers is not None else {})}
         self.history.append({"type": "observe", "i": len(self.history), "t": self.t, "partition": f"{topic}-0",
                              "view": view})
 
@@ -170,3 +170,64 @@ def test_p_elig_is_not_judged_while_a_brokers_metadata_is_held_back() -> None:
     b.wait(5)
     b.see(101, [101, 102, 103], 0)
     assert properties(b.history) == ["P-ELIG"]
+
+
+def test_p_elig_judges_a_fenced_broker_by_the_metadata_answers_own_broker_list_not_by_the_clock() -> None:
+    """A KRaft Metadata answer lists only unfenced brokers, from the same image as the ISR: a down
+    broker missing from it yet in an ISR with others is a violation 1 s after the crash — and a
+    broker still listed is P-ELIG-clean however long it has been down (that is P-FENCE's)."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 102, 103], 0, brokers=[101, 102, 103])
+    b.op("crash", {"broker": 3})
+    b.wait(1)
+    b.see(101, [101, 102], 0, brokers=[101, 102])  # fenced and removed together: allowed
+    assert properties(b.history) == []
+    b.see(101, [101, 102, 103], 0, brokers=[101, 102])  # fenced, still a member
+    assert properties(b.history) == ["P-ELIG"]
+
+    late = Builder()
+    late.op("create_topic", {"topic": "t"})
+    late.see(101, [101, 102, 103], 0, brokers=[101, 102, 103])
+    late.op("crash", {"broker": 3})
+    late.wait(9)
+    late.see(101, [101, 102, 103], 0, brokers=[101, 102, 103])  # 9 s: within session + settle
+    assert properties(late.history) == []
+    late.wait(3)
+    late.see(101, [101, 102, 103], 0, brokers=[101, 102, 103])  # 12 s, never fenced
+    assert properties(late.history) == ["P-FENCE"]
+    late.see(-1, [103], 0, brokers=[101, 102, 103])  # the last member may stay
+    assert properties(late.history) == ["P-FENCE"]
+
+
+def test_p_elig_leaves_out_a_broker_that_was_already_fenced_when_it_went_down() -> None:
+    """Without ELR a re-registered broker is fenced until it catches up and keeps its ISR places;
+    if it dies then, no session timer runs for it (BrokerHeartbeatManager.findOneStaleBroker looks
+    at unfenced brokers only): not a broker the controller fenced while it was down."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.op("crash", {"broker": 3})
+    b.op("restart", {"broker": 3, "lose": "none"})
+    b.see(101, [101, 102, 103], 0, brokers=[101, 102])  # re-registered, fenced, still in the ISR
+    b.op("crash", {"broker": 3})
+    b.wait(1)
+    b.see(101, [101, 102, 103], 0, brokers=[101, 102])
+    assert properties(b.history) == []
+
+
+def test_p_elig_judges_the_view_at_its_metadata_answer_not_at_the_end_of_the_observation() -> None:
+    """The flag of a loaded run (triaged): leader 103 paused, its ISR [103, 101] read 5.5 s later
+    (the first Metadata request went to the paused broker and timed out), then ListOffsets to the
+    paused leader waited 6 s more: the observation returned 11.5 s after the pause. The ISR is as
+    old as the Metadata answer (t = 5.5 s), within session + settle; judging it at the return
+    (t_end) was the bug."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.op("pause", {"broker": 3})
+    b.history.append({"type": "observe", "i": len(b.history), "t": b.t + 5.5, "t_end": b.t + 11.5,
+                      "partition": "t-0", "view": {"exists": True, "leader": 103, "isr": [103, 101],
+                                                   "replicas": [103, 101, 102], "leader_epoch": 0, "hw": None,
+                                                   "metadata_after_s": 5.5}})
+    assert properties(b.history) == []
+    stamped_at_return = [dict(e, t=e["t_end"]) if e["type"] == "observe" else e for e in b.history]
+    assert properties(stamped_at_return) == ["P-ELIG"]

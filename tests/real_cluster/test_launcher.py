@@ -111,3 +111,15 @@ def test_nothing_outlives_a_killed_parent(fake_home: Path) -> None:
         time.sleep(0.2)
     assert not any(alive(int(pid)) for pid in pids)
     assert not Path(workdir).exists()
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3.3 campaign run failed to start: `kafka-storage.sh format -t -Xy…` read the id as an
+    option. The first UUID drawn here encodes to '-…' (first byte 0xF8); the id must be the next."""
+    import uuid
+
+    from isrcheck.adapters.real_kafka import cluster_processes
+
+    drawn = iter([uuid.UUID(bytes=bytes([0xF8]) + bytes(15)), uuid.UUID(bytes=bytes([0x10]) + bytes(15))])
+    monkeypatch.setattr(cluster_processes.uuid, "uuid4", lambda: next(drawn))
+    assert cluster_processes._random_cluster_id() == "EAAAAAAAAAAAAAAAAAAAAA"

@@ -53,3 +53,46 @@ def test_engine_finds_nothing_on_every_release(release: str) -> None:
 def test_engine_finds_more_mutants_over_the_wire(mutant: str) -> None:
     result = campaign(f"kafka-wire,session-timeout-ms=1000,mutant={mutant}", examples=80, collect=True)
     assert result.found
+
+
+def free_port(low: int = 25000, high: int = 26000) -> int:
+    """A port of this suite's range that nothing listens on now."""
+    import socket
+
+    for port in range(low, high):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in 25000-25999")
+
+
+def test_a_bootstrap_campaign_connects_and_reads_the_log_once(
+        serve_controller: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run of a campaign against `bootstrap=` reuses the connection and the metadata image
+    (each run's endpoint once compared unequal to the last, so every run reconnected and replayed
+    the whole log from its start: a campaign slowed down as it went)."""
+    from isrcheck.adapters.kafka_wire import controller_endpoints, target
+
+    opened: list[str] = []
+    connected: list[int] = []
+
+    class CountedTail(controller_endpoints.MetadataLogTail):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            opened.append(str(args[0]))
+            super().__init__(*args, **kwargs)
+
+    class CountedConnection(target.KafkaConnection):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            connected.append(int(str(args[1])))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(controller_endpoints, "MetadataLogTail", CountedTail)
+    monkeypatch.setattr(target, "KafkaConnection", CountedConnection)
+    server = serve_controller("--port", str(free_port()), release="3.9")
+    result = campaign(server.adapter, examples=8, steps=10)
+    assert result.runs >= 8 and not result.found
+    assert len(opened) == 1, opened
+    assert connected == [server.port]

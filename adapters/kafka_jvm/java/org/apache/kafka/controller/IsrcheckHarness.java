@@ -94,6 +94,8 @@ public final class IsrcheckHarness {
     static final long CAUGHT_UP_OFFSET = 1L << 62;
     static final Uuid UNKNOWN_TOPIC_ID = Uuid.fromString("C63AAAAAQACAAAAAAAAAAA");
     static final String CLUSTER_ID = "isrcheckjvmAAAAAAAAAAA";
+    /** Rounds of every operation run before the first request (-Disrcheck.warmup=N; 0: none). */
+    static final int WARM_UP_ROUNDS = 150;
     static final ObjectMapper JSON = new ObjectMapper();
     static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -130,8 +132,9 @@ public final class IsrcheckHarness {
         PrintStream protocolOut = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         System.setOut(System.err); // anything Kafka or a logger prints goes to stderr, never into the protocol
         IsrcheckHarness harness = new IsrcheckHarness(protocolOut);
-        if (harness.release != null && !"0".equals(System.getProperty("isrcheck.warmup"))) {
-            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release);
+        int rounds = Integer.getInteger("isrcheck.warmup", WARM_UP_ROUNDS);
+        if (harness.release != null && rounds > 0) {
+            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release, rounds);
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -148,7 +151,7 @@ public final class IsrcheckHarness {
      * so that a short campaign does not spend its first seconds in the interpreter. Its state is
      * discarded (every run starts with {@code open}, a fresh controller); failures are only logged.
      */
-    void warmUp(String release) {
+    void warmUp(String release, int rounds) {
         String[] ops = {
             "{\"op\":\"register_broker\",\"args\":{\"broker\":1,\"incarnation\":\"a\"}}",
             "{\"op\":\"register_broker\",\"args\":{\"broker\":2,\"incarnation\":\"a\"}}",
@@ -171,12 +174,12 @@ public final class IsrcheckHarness {
             "{\"op\":\"unregister_broker\",\"args\":{\"broker\":3}}",
         };
         try {
-            for (int round = 0; round < 150; round++) {
+            for (int round = 0; round < rounds; round++) {
                 handle("{\"id\":0,\"method\":\"open\",\"params\":{\"release\":\"" + release + "\",\"config\":{}}}");
-                for (String op : ops) {
-                    handle("{\"id\":0,\"method\":\"execute\",\"params\":" + op + "}");
+                for (String op : ops) { // as isrcheck sends them: each answered with a snapshot
+                    String params = op.substring(0, op.length() - 1) + ",\"snapshot\":true}";
+                    handle("{\"id\":0,\"method\":\"execute\",\"params\":" + params + "}");
                 }
-                handle("{\"id\":0,\"method\":\"snapshot\",\"params\":{}}");
             }
         } catch (RuntimeException e) {
             System.err.println("warm-up: " + e);
@@ -209,6 +212,12 @@ public final class IsrcheckHarness {
                     break;
                 case "execute":
                     result = execute(params.path("op").asText(), params.path("args"));
+                    if (params.path("snapshot").asBoolean(false)) {
+                        ObjectNode both = NODES.objectNode();
+                        both.set("result", result);
+                        both.set("snapshot", snapshot());
+                        result = both;
+                    }
                     break;
                 case "observe":
                     result = observe(params.path("what").asText(), params.path("args"));
@@ -264,6 +273,7 @@ public final class IsrcheckHarness {
             d.putArray("releases").add(release);
         }
         d.putArray("unsupported_operations");
+        d.putArray("capabilities").add("snapshot");
         d.put("kafka_version", AppInfoParser.getVersion());
         d.put("kafka_commit", AppInfoParser.getCommitId());
         return d;
@@ -863,9 +873,10 @@ public final class IsrcheckHarness {
 
     /** Partition and broker registrations read from the managers' in-memory state (controller.md §1.1, §1.2). */
     /**
-     * Every partition and broker registration at once (an isrcheck extension of exec/1 that
-     * {@code KafkaJvmTarget} uses to answer a step's observations with one round trip): the same
-     * fields as {@code observe}, keyed {@code "topic/partition"} and by broker id.
+     * Every partition and broker registration at once (exec/1's optional {@code snapshot}
+     * capability, docs/exec-protocol.md: sent with each {@code execute} answer, so that a step's
+     * observations cost no further round trip): the same fields as {@code observe}, keyed
+     * {@code "topic/partition"} and by broker id.
      */
     JsonNode snapshot() {
         ObjectNode result = NODES.objectNode();
