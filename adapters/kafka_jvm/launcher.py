@@ -6,6 +6,15 @@ package data). It is compiled with `javac` against the chosen jars into
 `<cache>/kafka-jvm/<hash>/classes`, where the hash covers the harness source and every jar or
 class directory on the class path, so a rebuilt Kafka (or an edited harness) compiles afresh and
 an unchanged one starts at once. A missing JDK, Kafka home or jar is a one-line `UsageError`.
+
+Start-up: when every class path entry is a jar, the compiled harness is jarred too and, once per
+class path, one run of the harness that warms up and exits writes a class-data-sharing archive
+(`-XX:ArchiveClassesAtExit`, JDK 13+) of every class it loaded; later JVMs map it
+(`-XX:SharedArchiveFile`) instead of loading, verifying and linking Kafka's classes again. On the
+2-core test machine that cut a start from 0.6 s to 0.35 s of CPU with no warm-up, 1.6 s to 1.1 s
+with the default one. An archive that cannot be written costs nothing but the attempt; one the JVM
+finds unusable (another JDK build) it ignores. A class directory on the class path (a Kafka
+build's `classes/java/main`) rules CDS out; the JVM then starts as before.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,9 +146,52 @@ def compile_harness(jdk: Jdk, entries: list[Path]) -> Path:
     return classes
 
 
+def harness_jar(classes: Path) -> Path:
+    """The compiled harness as a jar beside its classes (CDS maps classes from jars only)."""
+    jar = classes.parent / "harness.jar"
+    if jar.exists():
+        return jar
+    work = Path(tempfile.mkstemp(prefix="harness-", suffix=".jar", dir=classes.parent)[1])
+    with zipfile.ZipFile(work, "w", zipfile.ZIP_STORED) as archive:
+        for path in sorted(classes.rglob("*.class")):
+            archive.write(path, path.relative_to(classes).as_posix())
+    work.replace(jar)
+    return jar
+
+
+def class_data_archive(jdk: Jdk, classpath: str, directory: Path) -> Path | None:
+    """The CDS archive of the harness's classes for this class path, written once by a run of
+    the harness that warms up and exits at once (end of stdin); None if it could not be."""
+    archive = directory / "classes.jsa"
+    failed = directory / "classes.jsa.failed"
+    if archive.exists():
+        return archive
+    if failed.exists():
+        return None
+    work = directory / f"classes-{os.getpid()}.jsa"
+    command = [jdk.java, *JVM_OPTIONS, f"-XX:ArchiveClassesAtExit={work}", "-cp", classpath, MAIN_CLASS]
+    try:
+        completed = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)
+        if completed.returncode == 0 and work.exists() and work.stat().st_size > 0:
+            work.replace(archive)
+            return archive
+        failed.write_bytes(completed.stderr[-2000:])
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        work.unlink(missing_ok=True)
+    return None
+
+
 def harness_command(entries: list[Path], jdk: Jdk | None = None) -> list[str]:
-    """`java … IsrcheckHarness` with the compiled harness ahead of the given class path."""
+    """`java … IsrcheckHarness` with the compiled harness ahead of the given class path, mapping
+    the class path's CDS archive when every entry is a jar."""
     jdk = jdk or find_jdk()
     classes = compile_harness(jdk, entries)
-    classpath = os.pathsep.join([str(classes), *(str(e) for e in entries)])
-    return [jdk.java, *JVM_OPTIONS, "-cp", classpath, MAIN_CLASS]
+    if not all(entry.is_file() for entry in entries):
+        classpath = os.pathsep.join([str(classes), *(str(e) for e in entries)])
+        return [jdk.java, *JVM_OPTIONS, "-cp", classpath, MAIN_CLASS]
+    classpath = os.pathsep.join([str(harness_jar(classes)), *(str(e) for e in entries)])
+    archive = class_data_archive(jdk, classpath, classes.parent)
+    sharing = [] if archive is None else [f"-XX:SharedArchiveFile={archive}"]
+    return [jdk.java, *JVM_OPTIONS, *sharing, "-cp", classpath, MAIN_CLASS]

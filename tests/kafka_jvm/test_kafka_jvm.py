@@ -151,3 +151,18 @@ def test_the_compile_cache_key_follows_the_jars(tmp_path: Path) -> None:
     assert launcher.classpath_hash([jar]) == first
     jar.write_bytes(b"two")
     assert launcher.classpath_hash([jar]) != first
+
+
+def test_a_release_class_path_starts_from_its_class_data_archive(kafka_39: Path, tmp_path: Path) -> None:
+    """All jars: the JVM maps the class path's CDS archive (-Xshare:on refuses to start when it
+    cannot) and answers; a class directory on the class path (a build's output) rules CDS out."""
+    command = launcher.harness_command(launcher.kafka_home_classpath(kafka_39))
+    sharing = [a for a in command if a.startswith("-XX:SharedArchiveFile=")]
+    assert len(sharing) == 1 and Path(sharing[0].split("=", 1)[1]).is_file()
+    done = subprocess.run([command[0], "-Xshare:on", "-Disrcheck.warmup=0", *command[1:]], capture_output=True,
+                          text=True, timeout=120, input='{"id":1,"method":"describe","params":{}}\n')
+    assert '"protocol":"isrcheck.exec/1"' in done.stdout, done.stderr[-500:]
+    assert '"capabilities":["snapshot"]' in done.stdout
+    (tmp_path / "classes").mkdir()
+    with_directory = launcher.harness_command([*launcher.kafka_home_classpath(kafka_39), tmp_path / "classes"])
+    assert not [a for a in with_directory if a.startswith("-XX:SharedArchiveFile")]

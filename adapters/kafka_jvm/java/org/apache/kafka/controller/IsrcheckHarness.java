@@ -133,8 +133,14 @@ public final class IsrcheckHarness {
         System.setOut(System.err); // anything Kafka or a logger prints goes to stderr, never into the protocol
         IsrcheckHarness harness = new IsrcheckHarness(protocolOut);
         int rounds = Integer.getInteger("isrcheck.warmup", WARM_UP_ROUNDS);
+        Thread warmUp = null;
         if (harness.release != null && rounds > 0) {
-            new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream())).warmUp(harness.release, rounds);
+            // Beside the requests, not before them: isrcheck and this JVM take turns, so the
+            // warm-up runs on the core that would otherwise wait (its own managers, no shared state)
+            IsrcheckHarness throwaway = new IsrcheckHarness(new PrintStream(java.io.OutputStream.nullOutputStream()));
+            warmUp = new Thread(() -> throwaway.warmUp(harness.release, rounds), "isrcheck-warm-up");
+            warmUp.setDaemon(true);
+            warmUp.start();
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -144,11 +150,14 @@ public final class IsrcheckHarness {
             }
             harness.handle(line);
         }
+        if (warmUp != null) {
+            warmUp.join(); // a run that ends at once (the launcher's CDS archive run) still loads every class
+        }
     }
 
     /**
-     * Runs every operation a few hundred times on a throwaway controller before the first request,
-     * so that a short campaign does not spend its first seconds in the interpreter. Its state is
+     * Runs every operation a few hundred times on a throwaway controller, on its own thread beside
+     * the first requests, so that a short campaign does not spend its first seconds in the interpreter. Its state is
      * discarded (every run starts with {@code open}, a fresh controller); failures are only logged.
      */
     void warmUp(String release, int rounds) {
@@ -449,7 +458,7 @@ public final class IsrcheckHarness {
         }
     }
 
-    private static final Map<Class<?>, Constructor<?>> READERS = new HashMap<>();
+    private static final Map<Class<?>, Constructor<?>> READERS = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static Constructor<?> reader(Class<?> type) {
         try {
