@@ -3,12 +3,17 @@ itself) beside a bare Hypothesis `RuleBasedStateMachine` with the same rules doi
 the same way (same settings, same number of examples and steps), in one process, one after the
 other. The ratio is what isrcheck's own work costs on top of Hypothesis (issue target: ≥ 0.5).
 
-    python bench/engine.py [--examples 200] [--steps 50] [--levels controller,cluster]
+    python bench/engine.py [--examples 200] [--steps 50] [--levels controller,cluster] [--repeat 3]
+
+On a shared machine the load changes while it runs: with --repeat N the two alternate N times
+and the median of the N ratios is printed, with the load average beside each pair.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
@@ -56,13 +61,20 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--levels", default="controller,cluster")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    print(f"{'level':<11} {'engine steps/s':>15} {'bare rules/s':>13} {'ratio':>6}")
+    print(f"{'level':<11} {'engine steps/s':>15} {'bare rules/s':>13} {'ratio':>6} {'load':>5}")
     for level in args.levels.split(","):
-        result = run_campaign(CampaignConfig(level=level, examples=args.examples, steps=args.steps, seed=1))
-        engine = result.steps / result.seconds
-        bare = bare_rate(RULES[level], level, args.examples, args.steps)
-        print(f"{level:<11} {engine:>15,.0f} {bare:>13,.0f} {engine / bare:>6.2f}", flush=True)
+        ratios = []
+        for _ in range(args.repeat):
+            load = os.getloadavg()[0]
+            result = run_campaign(CampaignConfig(level=level, examples=args.examples, steps=args.steps, seed=1))
+            engine = result.steps / result.seconds
+            bare = bare_rate(RULES[level], level, args.examples, args.steps)
+            ratios.append(engine / bare)
+            print(f"{level:<11} {engine:>15,.0f} {bare:>13,.0f} {engine / bare:>6.2f} {load:>5.2f}", flush=True)
+        if args.repeat > 1:
+            print(f"{level:<11} median ratio {statistics.median(ratios):.2f} of {args.repeat} (target ≥ 0.5)")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,16 @@ a minute after `kill -9` of the parent). Here the parent holds the only write en
 worker's stdin:
 
 * the first stdin line is the job (pickled, base64); later lines are `stop` (another worker
-  found something: end after the current batch);
+  found something: end after the current batch), `batch B N` (the next batch to run: a
+  campaign's batches are handed out one at a time, to whichever worker asks first, so a worker
+  whose batches ran long never holds the others up), `call <base64>` (the next function of
+  `run_calls` to run in this same process) and `done` (nothing more);
 * end of file on stdin means the parent is gone (killed by any signal, SIGKILL included): the
   worker kills the processes its target started and exits at once, losing only the run in
   progress (every record before it is flushed);
-* its stdout carries `progress R S F`, `stopping` and finally `result <base64 pickle>`; whatever
-  else the engine prints goes to stderr.
+* its stdout carries `progress R S F`, `stopping`, `next` (asks for a batch), `ready` (asks for
+  a call), `result <base64 pickle>` (of the campaign, or of each call); whatever else the engine
+  prints goes to stderr.
 
 The worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
 decides) and turns SIGTERM into an orderly end: records closed, the target shut down.
@@ -24,12 +28,13 @@ from __future__ import annotations
 import base64
 import os
 import pickle
+import queue
 import select
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -89,11 +94,29 @@ def _abandon() -> None:
     os._exit(EXIT_PARENT_GONE)
 
 
-def _watch_stdin(stop: _StopFlag) -> None:
+def _watch_stdin(stop: _StopFlag, inbox: queue.Queue[str]) -> None:
     for line in sys.stdin:
         if line.strip() == "stop":
             stop.event.set()
+        else:
+            inbox.put(line.strip())
     _abandon()
+
+
+def _from_parent(out: IO[str], inbox: queue.Queue[str], ask: str) -> Iterator[str]:
+    """Ask the parent (`ask`) for the next piece of work, yield it, and again, until `done`."""
+    while True:
+        _send(out, ask)
+        line = inbox.get()
+        if line == "done":
+            return
+        yield line
+
+
+def _batches(out: IO[str], inbox: queue.Queue[str]) -> Iterator[tuple[int, int]]:
+    for line in _from_parent(out, inbox, "next"):
+        _, batch, examples = line.split()
+        yield int(batch), int(examples)
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -109,15 +132,23 @@ def main() -> int:
     if not job:
         return EXIT_PARENT_GONE
     stop = _StopFlag(protocol)
-    threading.Thread(target=_watch_stdin, args=(stop,), name="parent-watch", daemon=True).start()
+    inbox: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=_watch_stdin, args=(stop, inbox), name="parent-watch", daemon=True).start()
     payload = decode(job)
-    if payload[0] == "call":  # any picklable function and its arguments (the pipeline's jobs)
+    if payload[0] == "call":  # any picklable function and its arguments
         _, function, arguments = payload
         result = function(*arguments)
+    elif payload[0] == "calls":  # one call after another, as the parent hands them out (the pipeline's jobs)
+        for line in _from_parent(protocol, inbox, "ready"):
+            function, arguments = decode(line.partition(" ")[2])
+            _send(protocol, f"result {encode(function(*arguments))}")
+        return 0
     else:
         from isrcheck.conformance.engine.campaign import worker_main
 
         _, config, worker, batches, deadline = payload
+        if batches is None:  # handed out by the parent, one at a time
+            batches = _batches(protocol, inbox)
         result = worker_main(config, worker, batches, stop, _Progress(protocol), deadline=deadline)
     _send(protocol, f"result {encode(result)}")
     return 0
@@ -135,7 +166,8 @@ class WorkerProcess:
 
     @classmethod
     def start(cls, worker: int, payload: tuple[Any, ...]) -> WorkerProcess:
-        """`payload`: ("campaign", config, worker, batches, deadline) or ("call", function, arguments)."""
+        """`payload`: ("campaign", config, worker, batches or None, deadline), ("call", function,
+        arguments) or ("calls",)."""
         process = subprocess.Popen(
             [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             bufsize=1,
@@ -160,13 +192,16 @@ class WorkerProcess:
                 self.result = decode(rest)
         return lines
 
-    def tell_stop(self) -> None:
+    def tell(self, line: str) -> None:
         try:
             assert self.process.stdin is not None
-            self.process.stdin.write("stop\n")
+            self.process.stdin.write(line + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            pass
+            pass  # it is gone: its end of output tells the parent
+
+    def tell_stop(self) -> None:
+        self.tell("stop")
 
     def end(self, grace_s: float = 5.0) -> int | None:
         """Close its stdin (a finished worker has exited already; a running one abandons its run
@@ -186,15 +221,19 @@ class WorkerProcess:
         return code
 
 
-def run_workers(config: Any, shares: list[list[tuple[int, int]]], deadline: float | None,
+def run_workers(config: Any, plan: Iterable[tuple[int, int]], workers: int, deadline: float | None,
                 on_progress: Callable[[int, int, int], None], stop_at_first: bool) -> tuple[list[Any], list[str]]:
-    """Run one worker per share until all have answered; returns their results and a line for
-    each worker that died without one (its records up to then are on disk)."""
-    workers = [WorkerProcess.start(w, ("campaign", config, w, share, deadline)) for w, share in enumerate(shares)]
+    """Run the batches of `plan` in `workers` processes, each batch going to whichever worker asks
+    for one next, until all have answered; returns their results and a line for each worker that
+    died without one (its records up to then are on disk). Once a worker found something in
+    stop-at-first mode, no more batches are handed out."""
+    batches = iter(plan)
+    started = [WorkerProcess.start(w, ("campaign", config, w, None, deadline)) for w in range(workers)]
     latest: dict[int, tuple[int, int, int]] = {}
+    stopping = False
     try:
-        while not all(w.done for w in workers):
-            streams = {w.process.stdout: w for w in workers if not w.done}
+        while not all(w.done for w in started):
+            streams = {w.process.stdout: w for w in started if not w.done}
             ready, _, _ = select.select(list(streams), [], [], 0.5)
             for stream in ready:
                 worker = streams[stream]
@@ -204,14 +243,18 @@ def run_workers(config: Any, shares: list[list[tuple[int, int]]], deadline: floa
                         runs, steps, findings = (int(x) for x in rest.split())
                         latest[worker.worker] = (runs, steps, findings)
                         on_progress(*(sum(v[i] for v in latest.values()) for i in range(3)))
+                    elif kind == "next":
+                        batch = None if stopping else next(batches, None)
+                        worker.tell("done" if batch is None else f"batch {batch[0]} {batch[1]}")
                     elif kind == "stopping" and stop_at_first:
-                        for other in workers:
+                        stopping = True
+                        for other in started:
                             if other is not worker:
                                 other.tell_stop()
     finally:
-        for worker in workers:
+        for worker in started:
             worker.end()
-    return [w.result for w in workers if w.result is not None], [lost(w) for w in workers if w.result is None]
+    return [w.result for w in started if w.result is not None], [lost(w) for w in started if w.result is None]
 
 
 def lost(worker: WorkerProcess) -> str:
@@ -220,29 +263,47 @@ def lost(worker: WorkerProcess) -> str:
 
 
 def run_calls(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], slots: int) -> Iterator[Any]:
-    """Run each `function(*arguments)` in a worker process of its own, at most `slots` at a time,
-    yielding results as they finish; a call whose process dies is reported (RuntimeError) when
-    the others are done. Like `run_workers`, nothing it starts outlives it."""
+    """Run each `function(*arguments)` in one of `slots` worker processes, each running one call
+    after another as it asks for them (a process per call paid the interpreter's and the engine's
+    start-up, about a second of CPU, once per call), yielding results as they finish. A call whose
+    process dies is reported (RuntimeError) when the others are done; a new process takes the
+    calls still waiting. Like `run_workers`, nothing it starts outlives it."""
     pending = list(enumerate(calls))
     running: list[WorkerProcess] = []
+    current: dict[int, int] = {}
+    """worker number → the call it runs."""
     failures: list[str] = []
+    started = 0
     try:
-        while pending or running:
-            while pending and len(running) < slots:
-                index, (function, arguments) = pending.pop(0)
-                running.append(WorkerProcess.start(index, ("call", function, arguments)))
+        while pending or current:
+            while pending and len(running) < slots and started < len(calls) + slots:
+                running.append(WorkerProcess.start(started, ("calls",)))
+                started += 1
+            if not running:  # every process died, again and again: the calls left cannot run
+                failures += [f"call {index} was not run: its worker processes kept dying" for index, _ in pending]
+                break
             streams = {w.process.stdout: w for w in running}
             ready, _, _ = select.select(list(streams), [], [], 0.5)
             for stream in ready:
                 worker = streams[stream]
-                worker.read()
+                for line in worker.read():
+                    kind, _, rest = line.partition(" ")
+                    if kind == "ready":
+                        if pending:
+                            index, call = pending.pop(0)
+                            current[worker.worker] = index
+                            worker.tell(f"call {encode(call)}")
+                        else:
+                            worker.tell("done")
+                    elif kind == "result":
+                        current.pop(worker.worker, None)
+                        yield decode(rest)
                 if worker.done:
                     running.remove(worker)
                     worker.end()
-                    if worker.result is None:
+                    if worker.worker in current:
+                        current.pop(worker.worker)
                         failures.append(lost(worker))
-                    else:
-                        yield worker.result
     finally:
         for worker in running:
             worker.end()
