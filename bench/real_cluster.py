@@ -51,23 +51,33 @@ def main() -> None:
             runs = read_runs(Path(records))
             outcomes = dict(result.outcomes)
     per_op: dict[str, list[float]] = defaultdict(list)
-    overhead, spans = [], []
+    overhead, spans, observing = [], [], []
+    composites = 0
     for run in runs:
         entries = run["history"]["entries"]
         span = max(e.get("t_end", e["t"]) for e in entries)
         spans.append(span)
         overhead.append(run["duration_s"] - span)
+        previous_end = 0.0
         for e in entries:
             if e["type"] == "op":
                 kind = e["op"] + (":disk" if e["args"].get("lose") == "disk" else "")
                 per_op[kind].append(e["t_end"] - e["t"])
+                composites += e["op"] == "pause" and e["args"].get("by") == "stale_expansion"
+            elif "t_end" in e:  # an observation took from the entry before it to its return
+                observing.append(e["t_end"] - previous_end)
+            previous_end = e.get("t_end", e["t"])
     faults = sum(len(v) for k, v in per_op.items() if k.split(":")[0] in NEMESIS)
     print(json.dumps({
-        "release": args.release, "runs": len(runs), "wall_s": round(wall, 1),
+        "release": runs[0]["release"] if runs else args.release, "runs": len(runs), "wall_s": round(wall, 1),
         "runs_per_minute": round(60 * len(runs) / wall, 2),
         "faults": faults, "seconds_per_fault": round(wall / faults, 1) if faults else None,
         "start_and_stop_s_mean": round(statistics.mean(overhead), 1) if overhead else None,
         "history_span_s_mean": round(statistics.mean(spans), 1) if spans else None,
+        "observations": len(observing),
+        "observe_s_mean": round(statistics.mean(observing), 2) if observing else None,
+        "observe_s_share_of_span": round(sum(observing) / sum(spans), 2) if observing and spans else None,
+        "composite_faults": composites,
         "op_seconds_mean": {k: round(statistics.mean(v), 2) for k, v in sorted(per_op.items())},
         "op_count": {k: len(v) for k, v in sorted(per_op.items())},
         "outcomes": outcomes,

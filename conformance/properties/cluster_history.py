@@ -14,7 +14,8 @@ and re-judge a run offline from its record (`isrcheck check`).
   than the session timeout + settle time is fenced (the one timing property);
 * **LeaderInIsr** — a partition with a leader lists it in its ISR (controller.md §3.2);
 * **P-LIVE** — after the heal, within its bound, every partition has a leader and
-  min(min.insync.replicas, replicas) in-sync replicas (bugs.md property table).
+  min(min.insync.replicas, replicas) in-sync replicas (bugs.md property table), unless its whole
+  ISR lost its disks.
 
 Faults that legitimately lose data are exempt: a record (and a high watermark) is no longer
 protected once every broker of the ISR observed when it was acknowledged has lost its log
@@ -298,17 +299,24 @@ def leader_in_isr(history: list[dict[str, Any]], config: HistoryConfig) -> list[
 def p_live(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
     """P-LIVE: after the (last) heal — everything running, every link passing, its bound spent
     waiting — every partition observed has a leader and min(min.insync.replicas, |replicas|)
-    in-sync replicas."""
+    in-sync replicas. Not judged for a partition whose whole ISR lost its log directories
+    (`exposure_points`): with unclean election disabled Kafka may rightly keep it offline — from
+    3.7 the controller elects only a replica whose recorded log directory is online
+    (`ReplicationControlManager.LeaderAcceptor`, KIP-858), and a disk-loss restart registers a new
+    directory, so the emptied last ISR member is never elected (3.3 elects it, empty)."""
     heals = [e for e in ops(history) if e["op"] == "heal"]
     if not heals:
         return []
     heal = heals[-1]
+    exposed = exposure_points(history)
     latest: dict[str, dict[str, Any]] = {}
     for e in observations(history):
         if e["i"] > heal["i"]:
             latest[e["partition"]] = e
     violations = []
     for partition, e in sorted(latest.items()):
+        if exposed.get(partition):
+            continue  # every in-sync copy was lost: with unclean election disabled it may stay offline
         view = e["view"]
         need = min(topic_min_isr(history, partition.rsplit("-", 1)[0], config), len(view.get("replicas", [])) or 1)
         if not view.get("exists") or view.get("leader", -1) < 0 or len(view.get("isr", [])) < need:

@@ -231,3 +231,25 @@ def test_p_elig_judges_the_view_at_its_metadata_answer_not_at_the_end_of_the_obs
     assert properties(b.history) == []
     stamped_at_return = [dict(e, t=e["t_end"]) if e["type"] == "observe" else e for e in b.history]
     assert properties(stamped_at_return) == ["P-ELIG"]
+
+
+def test_p_live_is_not_owed_by_a_partition_whose_whole_isr_lost_its_disk() -> None:
+    """Real 3.9.0, campaign seed 903 run 9: the last ISR member 101 crashed, then restarted with an
+    empty disk; the controller never elected it (its recorded log directory is offline: KIP-858's
+    LeaderAcceptor) and the partition stayed offline after the heal — right, with unclean election
+    disabled. The same end without the disk loss is a P-LIVE violation."""
+    def run(lose: str) -> list[str]:
+        b = Builder()
+        b.op("create_topic", {"topic": "t", "replicas": [1, 3], "configs": {"min.insync.replicas": "1"}})
+        b.see(101, [101, 103], 0, replicas=[101, 103])
+        b.op("crash", {"broker": 3})
+        b.see(101, [101], 0, replicas=[101, 103])
+        b.op("crash", {"broker": 1})
+        b.see(-1, [101], None, replicas=[101, 103])
+        b.op("restart", {"broker": 1, "lose": lose})
+        b.op("heal", {"timeout_ms": 60000}, {"settled": False})
+        b.see(-1, [101], None, replicas=[101, 103])
+        return properties(b.history)
+
+    assert run("disk") == []
+    assert run("none") == ["P-LIVE"]
