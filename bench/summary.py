@@ -1,37 +1,52 @@
-"""Benchmark: summary wall time on Spark (local[*] by default) beside the plain-Python summary.
+"""Benchmark: the Spark summary beside the plain-Python summary, whole processes, same files.
 
-    python bench/summary.py                       # N = 10^4, 10^5, 10^6
-    python bench/summary.py --sizes 10000,100000  # choose sizes
-    python bench/summary.py --master local[2] --conf spark.driver.memory=4g
+    python bench/summary.py                                  # N = 10^4, 10^5, 10^6 on local[2]
+    python bench/summary.py --sizes 1e7 --workdir /work/tmp  # 10^7: ~4.4 GB of records
+    python bench/summary.py --master spark://127.0.0.1:27077 # a standalone cluster
 
-For each N it writes N synthetic records (`isrcheck.reports.synthetic`: mostly passes, findings over about
-thirty signatures, several targets, releases and mutants, one truncated line in 20,000) into a
-temporary directory as four worker files, summarizes them both ways, checks that the two
-summary.json documents agree, and prints a table. The Spark session is started once and warmed on
-a small set first, so the table shows steady-state throughput; start-up and warm-up are printed
-on their own lines (a one-off `isrcheck summarize` pays both).
+For each N it writes N synthetic records (`isrcheck.reports.synthetic`: mostly passes, findings
+over about thirty signatures, several targets, releases and mutants, one truncated line in
+20,000) as four worker files, then, one after the other on the same files, runs
+
+  plain  a Python process that reads them with `plain_summary` and writes summary.json
+  spark  `python -m isrcheck summarize` (Spark start, the job, Spark stop: what a user runs)
+
+and prints for each its wall time and CPU seconds (the process and every process it waited for:
+Spark's JVM and Python workers included), the Spark/plain ratios, the load average of the
+machine when the pair started, and whether the two summary.json documents agree. On a shared
+machine the wall times vary with the load; the CPU seconds and the ratio of the pair vary less.
+With --workdir, records already written there for a size are reused (`records.done` marks them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-# run from a checkout without installing: the repository root holds the `reports` package
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from isrcheck.reports.plain_summary import summarize_files
-from isrcheck.reports.records_io import find_record_files
-from isrcheck.reports.synthetic import write_records
+# run from a checkout without installing
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 VOLATILE = ("engine", "generated_at")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One summary process: wall seconds, CPU seconds of it and its waited-for descendants."""
+
+    wall: float
+    cpu: float
+    ok: bool
+    error: str = ""
 
 
 def _sizes(text: str) -> list[int]:
@@ -44,69 +59,100 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def _comparable(summary: dict[str, Any]) -> str:
+def measure(command: list[str]) -> Measured:
+    """Run `command` to its end; CPU seconds from the kernel's accounting of the child (wait4),
+    which includes every descendant it waited for."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    error = "" if process.returncode == 0 else stderr.decode(errors="replace").strip().splitlines()[-1:]
+    return Measured(wall, usage.ru_utime + usage.ru_stime, process.returncode == 0, str(error))
+
+
+def _comparable(path: Path) -> str:
+    summary = json.loads(path.read_text(encoding="utf-8"))
     return json.dumps({k: v for k, v in summary.items() if k not in VOLATILE}, sort_keys=True)
 
 
-def _size_mb(files: list[Path]) -> float:
-    return sum(f.stat().st_size for f in files) / 1e6
+def records_for(directory: Path, size: int, files: int) -> tuple[list[Path], float]:
+    """The record files for `size`, written unless a previous run left them complete."""
+    from isrcheck.reports.synthetic import write_records
+
+    done = directory / "records.done"
+    if done.exists() and done.read_text() == str(size):
+        return sorted((directory / "records").glob("*.jsonl")), 0.0
+    shutil.rmtree(directory / "records", ignore_errors=True)
+    started = time.perf_counter()
+    written = write_records(directory / "records", size, files=files, seed=7)
+    done.write_text(str(size))
+    return written, time.perf_counter() - started
+
+
+def plain_once(records: Path, out: Path) -> int:
+    """The plain side of a pair, in its own process: read, summarize, write summary.json."""
+    from isrcheck.reports.plain_summary import summarize_files
+    from isrcheck.reports.records_io import find_record_files
+    from isrcheck.reports.summary_file import write_summary
+
+    write_summary(summarize_files(find_record_files([records])), out)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=_sizes, default=list(DEFAULT_SIZES),
                         help="comma-separated record counts (default 10000,100000,1000000)")
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
-    parser.add_argument("--conf", action="append", default=["spark.driver.memory=4g"], metavar="KEY=VALUE",
-                        help="Spark setting, repeatable (default spark.driver.memory=4g)")
+    parser.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Spark setting for `isrcheck summarize`, repeatable")
     parser.add_argument("--files", type=int, default=4, help="record files per set (default 4)")
     parser.add_argument("--no-spark", action="store_true", help="time the plain-Python summary only")
-    parser.add_argument("--workdir", type=Path, help="where to write records (default: a temporary directory)")
+    parser.add_argument("--workdir", type=Path,
+                        help="where records and outputs go, kept between runs (default: a temporary directory)")
+    parser.add_argument("--plain-once", nargs=2, type=Path, metavar=("RECORDS", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.plain_once:
+        return plain_once(*args.plain_once)
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="isrcheck-bench-"))
-    spark = None
+    conf = [option for pair in args.conf for option in ("--conf", pair)]
+    print(f"plain: one Python process; spark: `isrcheck summarize --master {args.master}` "
+          f"{' '.join(conf)}; {os.cpu_count()} CPUs", flush=True)
+    print(f"{'N':>10} {'MB':>7} {'load1':>6} {'plain s':>8} {'plain cpu':>9} {'spark s':>8} {'spark cpu':>9} "
+          f"{'wall x':>7} {'cpu x':>6} {'agree':>6}", flush=True)
     try:
-        if not args.no_spark:
-            from isrcheck.reports.spark_summary import summarize
-
-            from isrcheck.spark_session import start_session
-
-            conf = dict(pair.split("=", 1) for pair in args.conf)
-            started = time.perf_counter()
-            spark = start_session(args.master, conf)
-            print(f"spark session start ({args.master}): {time.perf_counter() - started:.1f} s", flush=True)
-            warm = workdir / "warm-up"
-            files = write_records(warm / "records", 2_000, files=2, seed=99)
-            started = time.perf_counter()
-            summarize(spark, files, warm / "out")
-            print(f"spark warm-up on 2,000 records: {time.perf_counter() - started:.1f} s", flush=True)
-        print(f"{'N':>10} {'MB':>7} {'generate s':>11} {'plain s':>9} {'spark s':>9} {'spark/plain':>12} "
-              f"{'runs':>10} {'signatures':>11} {'agree':>6}", flush=True)
         for size in args.sizes:
             directory = workdir / f"n{size}"
-            started = time.perf_counter()
-            files = write_records(directory / "records", size, files=args.files, seed=7)
-            generate = time.perf_counter() - started
-            files = find_record_files([directory / "records"])
-
-            started = time.perf_counter()
-            plain = summarize_files(files)
-            plain_s = time.perf_counter() - started
-            spark_s, agree = float("nan"), "-"
+            files, _ = records_for(directory, size, args.files)
+            megabytes = sum(f.stat().st_size for f in files) / 1e6
+            load = os.getloadavg()[0]
+            plain = measure([sys.executable, str(Path(__file__).resolve()), "--plain-once",
+                             str(directory / "records"), str(directory / "plain")])
+            spark = None
+            if not args.no_spark:
+                spark = measure([sys.executable, "-m", "isrcheck", "summarize", str(directory / "records"),
+                                 "--out", str(directory / "spark"), "--master", args.master, *conf])
+            agree = "-"
             if spark is not None:
-                started = time.perf_counter()
-                distributed = summarize(spark, files, directory / "out")
-                spark_s = time.perf_counter() - started
-                agree = "yes" if _comparable(plain) == _comparable(distributed) else "NO"
-            ratio = f"{spark_s / plain_s:.2f}x" if spark is not None else "-"
-            print(f"{size:>10,} {_size_mb(files):>7.1f} {generate:>11.1f} {plain_s:>9.1f} {spark_s:>9.1f} "
-                  f"{ratio:>12} {plain['totals']['runs']:>10,} {plain['totals']['signatures']:>11} {agree:>6}",
-                  flush=True)
-            shutil.rmtree(directory, ignore_errors=True)
+                agree = "yes" if plain.ok and spark.ok and _comparable(directory / "plain" / "summary.json") == \
+                    _comparable(directory / "spark" / "summary.json") else "NO"
+            spark_wall = f"{spark.wall:>8.1f}" if spark else f"{'-':>8}"
+            spark_cpu = f"{spark.cpu:>9.1f}" if spark else f"{'-':>9}"
+            ratios = (f"{spark.wall / plain.wall:>6.2f}x {spark.cpu / plain.cpu:>5.2f}x" if spark
+                      else f"{'-':>7} {'-':>6}")
+            print(f"{size:>10,} {megabytes:>7.1f} {load:>6.2f} {plain.wall:>8.1f} {plain.cpu:>9.1f} {spark_wall} "
+                  f"{spark_cpu} {ratios} {agree:>6}", flush=True)
+            for side, result in (("plain", plain), ("spark", spark)):
+                if result is not None and not result.ok:
+                    print(f"  {side} failed: {result.error}", flush=True)
+            shutil.rmtree(directory / "spark", ignore_errors=True)
+            shutil.rmtree(directory / "plain", ignore_errors=True)
     finally:
-        if spark is not None:
-            spark.stop()
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     return 0

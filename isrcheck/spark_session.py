@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -135,3 +136,30 @@ def start_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if not url.startswith("sc://"):
         session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def stop_session(session: SparkSession) -> None:
+    """Stop Spark, then the JVM this process started for it, and wait until that JVM has exited.
+
+    `SparkSession.stop` leaves the JVM to notice later that its stdin has closed (when Python
+    exits), so a command would return while its JVM — and the Python workers the JVM started,
+    which end with it — still ran in its process group. A Spark Connect session (no JVM here) or
+    a JVM this process did not start is only stopped.
+    """
+    session.stop()
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    if gateway is None or not isinstance(process, subprocess.Popen):
+        return
+    gateway.shutdown()
+    if process.stdin is not None:
+        process.stdin.close()  # the gateway server exits at the end of its stdin
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None

@@ -1,4 +1,9 @@
-"""Lines of record files to a typed Spark DataFrame, with skipped lines counted and located.
+"""Lines of record files to one Parquet table, with skipped lines counted and located.
+
+One scan of the input and one write: every line is parsed and checked once (`spark_rules`) and
+lands in `lines/`, partitioned by `status` — `lines/status=valid/` holds one typed row per valid
+run (the `runs` table every aggregate of the summary reads), `lines/status=corrupt/` the skipped
+lines as they were, with the reason when the line as a whole gives it.
 
 Each line keeps where it came from: the file, the split Spark read it in, and a row id that
 `monotonically_increasing_id` gives in reading order within that split. Nothing else is needed to
@@ -15,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from isrcheck.reports import spark_schema
-from isrcheck.reports.spark_rules import line_reason, record_reason, simple_record, wrap_line
+from isrcheck.reports.spark_rules import line_reason, reason_of, reason_udf, record_valid, wrap_line
 from isrcheck.reports.summary_layout import CORRUPT_EXAMPLES
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -25,6 +30,8 @@ from isrcheck.records.schema import NOT_JSON
 # the columns of the `runs` table: the record's fields, then what the summary derives per run
 RUN_COLUMNS = [field.name for field in spark_schema.RUN.fields if field.name != "schema"] + [
     "n_findings", "counterexample_length", "record_json", "_file", "_block", "_row"]
+WHERE = ["_file", "_block", "_row"]
+VALID, CORRUPT = "valid", "corrupt"
 
 _GLOB = re.compile(r"([\\{}\[\]*?])")
 
@@ -45,26 +52,44 @@ def read_lines(spark: SparkSession, files: Sequence[Path]) -> DataFrame:
 
 
 def parse_records(lines: DataFrame) -> DataFrame:
-    """Every line with `reason` (NULL when valid) and, for valid ones, the typed run columns."""
-    where = ["_file", "_block", "_row"]
-    wrapped = lines.select("value", *where, wrap_line(F.col("value")).alias("_wrapped"))
+    """Every line with its `status`; a valid one typed (RUN_COLUMNS), a corrupt one as it was
+    (`value`) with `reason` when the line as a whole gives it (NULL: `spark_rules.reason_of` says)."""
+    wrapped = lines.select("value", *WHERE, wrap_line(F.col("value")).alias("_wrapped"))
     record, problem = line_reason(F.col("value"), F.col("_wrapped"))
-    checked = (wrapped.select("value", *where, record.alias("_record"), problem.alias("_problem"))
-               .select("value", *where, "_record", "_problem", simple_record(F.col("_record")).alias("_simple"))
-               .select("value", *where, "_record",
-                       record_reason(F.col("value"), F.col("_problem"), F.col("_simple")).alias("_reason")))
-    # the cast cannot fail after the checks; should Spark still not read a line Python accepted
-    # (say, nesting deeper than its parser allows), it is skipped rather than half read
-    typed = F.when(F.col("_reason").isNull(), F.try_variant_get("_record", "$", spark_schema.RUN.simpleString()))
-    runs = checked.select("*", typed.alias("_run")).select(
-        "*", F.when(F.col("_reason").isNull() & F.col("_run").isNull(), F.lit(NOT_JSON))
-        .otherwise(F.col("_reason")).alias("reason"))
+    checked = wrapped.select("value", *WHERE, record.alias("_record"), problem.alias("_problem"))
+    valid = record_valid(F.col("value"), F.col("_problem"), F.col("_record"))
+    # the cast cannot fail after the checks; should Spark still not read a line it accepted, the
+    # line is skipped as not JSON rather than half read
+    typed = F.when(valid, F.try_variant_get("_record", "$", spark_schema.RUN.simpleString()))
+    runs = checked.select("*", typed.alias("_run")).withColumn(
+        "status", F.when(F.col("_run").isNotNull(), F.lit(VALID)).otherwise(F.lit(CORRUPT)))
+    is_valid = F.col("status") == F.lit(VALID)
     return runs.select(
-        "reason", *where, "_run.*",
+        "status", *WHERE, "_run.*",
         F.size("_run.findings").alias("n_findings"),
         F.variant_get("_record", "$.counterexample.length", "bigint").alias("counterexample_length"),
         F.when(F.size("_run.findings") > 0, F.col("value")).alias("record_json"),
+        F.when(~is_valid, F.coalesce("_problem", F.when(valid, F.lit(NOT_JSON)))).alias("reason"),
+        F.when(~is_valid, F.col("value")).alias("value"),
     )
+
+
+def write_lines(spark: SparkSession, files: Sequence[Path], out: Path) -> None:
+    """The one job that reads the input: every line parsed, checked and written to `out/lines`."""
+    rows = parse_records(read_lines(spark, files)).select("status", *RUN_COLUMNS, "reason", "value")
+    # rows go to their partition's file as they come, rather than being sorted by status first
+    spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "2")
+    spark.conf.set("spark.sql.optimizer.plannedWrite.enabled", "false")
+    rows.write.mode("overwrite").partitionBy("status").parquet(str(out / "lines"))
+
+
+def read_table(spark: SparkSession, out: Path, status: str) -> DataFrame:
+    """`lines/status=<status>` as a table; empty (with the columns) when no line had that status."""
+    path = out / "lines" / f"status={status}"
+    if path.is_dir() and any(path.glob("*.parquet")):
+        return spark.read.parquet(str(path))
+    schema = spark.read.parquet(str(out / "lines")).drop("status").schema
+    return spark.createDataFrame([], schema)
 
 
 def _local_path(uri: str) -> Path | None:
@@ -72,23 +97,25 @@ def _local_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path)).resolve() if parsed.scheme in ("", "file") else None
 
 
-def corrupt_lines(rows: DataFrame, files: Sequence[Path]) -> dict[str, Any]:
+def corrupt_lines(runs: DataFrame, corrupt: DataFrame, files: Sequence[Path]) -> dict[str, Any]:
     """Count of skipped lines, every reason with its count, and the first few as file:line.
 
-    Three small jobs whatever the damage: reasons with counts; the first few corrupt rows of each
-    file; and, for those files, each split's first row id and line count, which turn row ids into
-    line numbers.
+    Reasons the line itself does not give are asked of `record_schema.parse_line`, over the
+    skipped lines only. Then the first few skipped lines of each file and, for those files, each
+    split's first row id and line count (valid and skipped lines), which turn row ids into line
+    numbers.
     """
-    corrupt = rows.filter(F.col("reason").isNotNull())
-    reasons = {row["reason"]: row["count"] for row in corrupt.groupBy("reason").count().collect()}
+    named = F.coalesce("reason", reason_udf("value"), F.lit(NOT_JSON))
+    reasons = {row["reason"]: row["count"] for row in corrupt.groupBy(named.alias("reason")).count().collect()}
     total = sum(reasons.values())
     if not total:
         return {"lines": 0, "reasons": reasons, "examples": []}
     in_file = Window.partitionBy("_file").orderBy("_block", "_row")
-    firsts = (corrupt.select("_file", "_block", "_row", "reason", F.row_number().over(in_file).alias("n"))
-              .filter(F.col("n") <= CORRUPT_EXAMPLES).collect())
+    firsts = (corrupt.select(*WHERE, "reason", "value", F.row_number().over(in_file).alias("n"))
+              .filter(F.col("n") <= CORRUPT_EXAMPLES).drop("n").collect())
     uris = sorted({row["_file"] for row in firsts})
-    splits = (rows.filter(F.col("_file").isin(*uris)).groupBy("_file", "_block")
+    everything = runs.select(*WHERE).unionByName(corrupt.select(*WHERE))
+    splits = (everything.filter(F.col("_file").isin(*uris)).groupBy("_file", "_block")
               .agg(F.min("_row").alias("first_row"), F.count(F.lit(1)).alias("lines")).collect())
     first_line: dict[tuple[str, int], tuple[int, int]] = {}  # (file, split start) -> (its first line, row id)
     for uri in uris:
@@ -101,7 +128,8 @@ def corrupt_lines(rows: DataFrame, files: Sequence[Path]) -> dict[str, Any]:
     for row in firsts:
         index, display = order.get(_local_path(row["_file"]) or Path(), (len(files), row["_file"]))
         start_line, start_row = first_line[row["_file"], row["_block"]]
-        examples.append((index, start_line + row["_row"] - start_row,
-                         {"file": display, "line": start_line + row["_row"] - start_row, "reason": row["reason"]}))
+        number = start_line + row["_row"] - start_row
+        reason = row["reason"] or reason_of(row["value"]) or NOT_JSON
+        examples.append((index, number, {"file": display, "line": number, "reason": reason}))
     examples.sort(key=lambda item: (item[0], item[1]))
     return {"lines": total, "reasons": reasons, "examples": [item[2] for item in examples[:CORRUPT_EXAMPLES]]}

@@ -1,19 +1,18 @@
 """`isrcheck summarize`: run records to Parquet tables and `summary.json`, on Spark.
 
-Records of long campaigns outgrow one Python process, so the summary is a Spark job: lines are
-parsed and checked once (`spark_ingest`), the valid runs land in Parquet, and every aggregate is
-read back from there. Only small results reach the driver — one row per signature, mutant,
-target × release cell, histogram bin or timeline bucket — and are written as summary.json in the
-same layout as `plain_summary` (the two are compared in tests and in the benchmark).
+Records of long campaigns outgrow one Python process, so the summary is a Spark job: the input is
+read once, each line parsed and checked by Spark expressions (`spark_ingest`, `spark_rules`), and
+written once, to Parquet; every aggregate reads the columns it needs from there. Only small results
+reach the driver — one row per signature, mutant, target × release cell, histogram bin or
+timeline bucket — and are written as summary.json in the same layout as `plain_summary` (the two
+are compared in tests and in the benchmark).
 
-Tables written under the output directory:
-  runs/        one row per valid run: the record's fields, findings nested (evidence as JSON text),
-               counterexample as JSON text, the whole line for runs with findings, and where the
-               line came from (_file, _block, _row)
-  findings/    one row per finding, with its run's target, release, mutant and started_at
-  signatures/  one row per signature: counts, where it was seen, and the run holding its shortest
-               counterexample (`shortest_record`: that run's record as written)
-  matrix/      one row per target × release × column (property, or the kind for non-violations)
+The one table written under the output directory, `lines/`, partitioned by `status`:
+  lines/status=valid/    the runs: one row per valid run — the record's fields, findings nested
+                         (evidence as JSON text), counterexample as JSON text, the whole line for
+                         runs with findings, and where the line came from (_file, _block, _row)
+  lines/status=corrupt/  the skipped lines as they were (`value`), where they came from, and the
+                         reason when the line as a whole gives it
 """
 
 from __future__ import annotations
@@ -36,9 +35,8 @@ from isrcheck.reports.plain_summary import (
     shortest_entry,
     sort_ran,
 )
-from isrcheck.reports.spark_ingest import RUN_COLUMNS, corrupt_lines, parse_records, read_lines
+from isrcheck.reports.spark_ingest import CORRUPT, VALID, corrupt_lines, read_table, write_lines
 from isrcheck.reports.summary_file import now_utc
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -46,27 +44,19 @@ _ORDER = ("started_at", "run_id")
 
 
 def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str, Any]:
-    """Summarize `files` (already expanded) into Parquet tables under `out`; return summary.json.
+    """Summarize `files` (already expanded) into the Parquet table `out/lines`; return summary.json.
 
-    Each aggregate is one Spark job over Parquet; jobs are few (about fifteen) because each
-    costs a fraction of a second of scheduling even on tiny data.
+    The input is read once, by the job that writes `lines`; every aggregate then reads the
+    columns it needs of the valid runs from there. Jobs are few because each costs a fraction of
+    a second of scheduling even on tiny data.
     """
-    rows = parse_records(read_lines(spark, files)).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        rows.filter(F.col("reason").isNull()).select(RUN_COLUMNS).write.mode("overwrite").parquet(
-            str(out / "runs"))
-        corrupt = corrupt_lines(rows, files)
-    finally:
-        rows.unpersist()
-    runs = spark.read.parquet(str(out / "runs"))
-    _findings(runs).write.mode("overwrite").parquet(str(out / "findings"))
-    findings = spark.read.parquet(str(out / "findings"))
-    _matrix_table(findings).write.mode("overwrite").parquet(str(out / "matrix"))
-    _signature_table(findings).write.mode("overwrite").parquet(str(out / "signatures"))
-
+    write_lines(spark, files, out)
+    runs = read_table(spark, out, VALID)
+    corrupt = corrupt_lines(runs, read_table(spark, out, CORRUPT), files)
+    findings = _findings(runs)
     groups = _groups(runs)
     stats = _run_stats(runs)
-    signatures = _signatures(spark.read.parquet(str(out / "signatures")))
+    signatures = _signatures(_signature_table(findings).collect())
     mutants = _mutants(runs, findings)
     totals = _totals(groups, stats, corrupt["lines"], len(signatures), len({m["mutant"] for m in mutants}))
     outcomes: dict[str, int] = {}
@@ -82,9 +72,9 @@ def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str
         "outcomes": {name: outcomes[name] for name in layout.outcome_order(outcomes)},
         "targets": sorted({group["target"] for group in groups}),
         "releases": layout.sorted_releases(group["release"] for group in groups),
-        "matrix": _matrix(groups, spark.read.parquet(str(out / "matrix")).collect(), _checked(runs)),
+        "matrix": _matrix(groups, _matrix_table(findings).collect(), _checked(runs)),
         "signatures": signatures,
-        "distributions": _distributions(stats),
+        "distributions": _distributions(runs, stats),
         "timeline": _timeline(runs, findings, totals["runs"]),
         "mutants": mutants,
         "bugs": _bugs(findings),
@@ -140,17 +130,24 @@ def _groups(runs: DataFrame) -> list[Row]:
     ).collect()
 
 
+_ACCURACY = 100_000
+"""percentile_approx's accuracy: the rank of the value it gives is within N / _ACCURACY of the
+rank asked for, so ranks a few times that apart bracket the exact value."""
+
+
 def _run_stats(runs: DataFrame) -> Row:
-    """Campaign count, min / max / percentiles and both histograms of steps and duration: one job.
+    """Campaign count, min / max / count, approximate percentile brackets and both histograms of
+    steps and duration: one job.
 
     Written as SQL text: some seventy aggregates built from Column objects cost a call into the
     JVM per function, which is slower than the job itself on small data.
     """
-    fractions = ", ".join(repr(p) + "D" for p in layout.PERCENTILES)
+    margin = 4 / _ACCURACY
+    brackets = ", ".join(f"{max(0.0, p - margin)!r}D, {min(1.0, p + margin)!r}D" for p in layout.PERCENTILES)
     columns = ["count(DISTINCT campaign_id) AS campaigns"]
     for name, edges in (("steps", layout.STEPS_EDGES), ("duration_s", layout.DURATION_EDGES)):
-        columns += [f"min({name}) AS {name}_min", f"max({name}) AS {name}_max",
-                    f"percentile({name}, array({fractions})) AS {name}_p"]
+        columns += [f"min({name}) AS {name}_min", f"max({name}) AS {name}_max", f"count({name}) AS {name}_n",
+                    f"percentile_approx({name}, array({brackets}), {_ACCURACY}) AS {name}_brackets"]
         # one count per bin: bin i holds edges[i] <= v < edges[i+1]; bin -1 what lies below edges[0]
         for index in range(-1, len(edges)):
             low = f"{name} >= {edges[index]!r}D" if index >= 0 else "TRUE"
@@ -159,6 +156,54 @@ def _run_stats(runs: DataFrame) -> Row:
     row = runs.agg(*[F.expr(column) for column in columns]).first()
     assert row is not None
     return row
+
+
+class _Ranked(Sequence[float]):
+    """The sorted values of a column as far as they are known: the values of ranks
+    `start`, `start + 1`, … (from value counts); asking for another rank raises IndexError."""
+
+    def __init__(self, total: int, start: int, counted: list[tuple[float, int]]) -> None:
+        self.total, self.start, self.counted = total, start, sorted(counted)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, rank: Any) -> Any:
+        seen = self.start
+        for value, count in self.counted:
+            if seen <= rank < seen + count:
+                return value
+            seen += count
+        raise IndexError(rank)
+
+
+def _percentiles(runs: DataFrame, name: str, stats: Row) -> list[float]:
+    """Exact percentiles (`summary_layout.percentile`) without sorting the column: the values
+    between each approximate bracket are counted (few distinct values) with the number of values
+    below it, one job; should a bracket miss its ranks, Spark's exact `percentile` decides."""
+    total, brackets = stats[f"{name}_n"], stats[f"{name}_brackets"]
+    column = F.col(name)
+    inside = None
+    flags = []
+    for index in range(len(layout.PERCENTILES)):
+        low, high = brackets[2 * index], brackets[2 * index + 1]
+        window = column.between(low, high)
+        inside = window if inside is None else inside | window
+        flags.append((column < F.lit(low)).alias(f"below{index}"))
+    rows = runs.groupBy(F.when(inside, column).alias("value"), *flags).count().collect()
+    result = []
+    for index, fraction in enumerate(layout.PERCENTILES):
+        low, high = brackets[2 * index], brackets[2 * index + 1]
+        below = sum(row["count"] for row in rows if row[f"below{index}"])
+        counted = [(row["value"], row["count"]) for row in rows
+                   if row["value"] is not None and low <= row["value"] <= high]
+        try:
+            result.append(layout.percentile(_Ranked(total, below, counted), fraction))
+        except IndexError:
+            exact = runs.agg(F.expr(f"percentile({name}, {fraction!r}D)")).first()
+            assert exact is not None
+            result.append(exact[0])
+    return result
 
 
 def _totals(groups: list[Row], stats: Row, corrupt: int, signatures: int, mutants: int) -> dict[str, Any]:
@@ -244,9 +289,9 @@ def _signature_table(findings: DataFrame) -> DataFrame:
              "last_seen", "shortest_run_id", "shortest_length", "shortest_record")
 
 
-def _signatures(table: DataFrame) -> list[dict[str, Any]]:
+def _signatures(rows: list[Row]) -> list[dict[str, Any]]:
     entries = []
-    for row in table.collect():
+    for row in rows:
         record = json.loads(row["shortest_record"]) if row["shortest_record"] else None
         entries.append({
             "signature": row["signature"],
@@ -268,7 +313,7 @@ def _signatures(table: DataFrame) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: (-e["findings"], e["signature"]))
 
 
-def _distributions(stats: Row) -> dict[str, Any]:
+def _distributions(runs: DataFrame, stats: Row) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, edges, integral in (("steps", layout.STEPS_EDGES, True), ("duration_s", layout.DURATION_EDGES, False)):
         if stats[f"{name}_min"] is None:
@@ -276,10 +321,11 @@ def _distributions(stats: Row) -> dict[str, Any]:
             continue
         counts = {index: stats[f"{name}_bin{index}"] for index in range(-1, len(edges))
                   if stats[f"{name}_bin{index}"]}
+        median, p90 = _percentiles(runs, name, stats)
         result[name] = {
             "min": stats[f"{name}_min"],
-            "median": stats[f"{name}_p"][0],
-            "p90": stats[f"{name}_p"][1],
+            "median": median,
+            "p90": p90,
             "max": stats[f"{name}_max"],
             "histogram": layout.histogram(counts, edges, integral),
         }

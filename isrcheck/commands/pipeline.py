@@ -20,6 +20,7 @@ from isrcheck.conformance.engine.campaign import CampaignResult
 from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, UsageError
 from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
 from isrcheck.reports.html_report import render_report
+from isrcheck.reports.summary_file import write_summary
 from isrcheck.spark_session import check_spark
 
 
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     print("summarizing on Spark ...", flush=True)
     files = sorted((out / "records").glob("*.jsonl"))
     summary = summarize_with_spark(files, out / "summary", args.master, {})
+    write_summary(summary, out / "summary")  # `isrcheck report out/summary` renders it again
     report = out / "report.html"
     report.write_text(render_report(summary, title="isrcheck — reference, wire controller and mutants"),
                       encoding="utf-8")

@@ -103,12 +103,13 @@ def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
         yield run_campaign
         return
     from isrcheck.conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
+    from isrcheck.spark_session import stop_session
 
     spark = start_campaign_session(args.master, spark_conf(args.conf))
     try:
         yield lambda config, progress: run_campaign_on_spark(spark, config)
     finally:
-        spark.stop()
+        stop_session(spark)
 
 
 def parse_budget(text: str) -> float:

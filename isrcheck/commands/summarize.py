@@ -1,4 +1,4 @@
-"""`isrcheck summarize RECORDS... --out DIR`: run records to Parquet tables and summary.json on Spark.
+"""`isrcheck summarize RECORDS... --out DIR`: run records to a Parquet table and summary.json on Spark.
 
 The heavy path, for record sets too large for one Python process or kept on a cluster; for a
 report on a campaign of ordinary size `isrcheck report` summarizes in plain Python by itself.
@@ -21,10 +21,10 @@ from isrcheck.spark_session import check_spark
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "summarize",
-        help="summarize run records with Spark (Parquet tables + summary.json)",
-        description="Summarize isrcheck.run/1 records with Spark. Writes Parquet tables (runs, findings, "
-        "signatures, matrix) and summary.json, which `isrcheck report` renders. Corrupt or truncated "
-        "lines are counted and reported, never fatal.",
+        help="summarize run records with Spark (a Parquet table + summary.json)",
+        description="Summarize isrcheck.run/1 records with Spark. Writes one Parquet table, lines/ (status=valid: "
+        "one row per run; status=corrupt: the skipped lines), and summary.json, which `isrcheck report` renders. "
+        "Corrupt or truncated lines are counted and reported, never fatal.",
     )
     parser.add_argument("records", nargs="+", metavar="RECORDS",
                         help="record files (.jsonl) or directories, searched recursively for *.jsonl")
@@ -60,7 +60,7 @@ def summarize_with_spark(files: list[Path], out: Path, master: str | None,
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
     from isrcheck.reports.spark_summary import summarize
-    from isrcheck.spark_session import start_session
+    from isrcheck.spark_session import start_session, stop_session
 
     spark = start_session(master, conf)
     try:
@@ -69,7 +69,7 @@ def summarize_with_spark(files: list[Path], out: Path, master: str | None,
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise UsageError(f"Spark job failed: {first_line}") from None
     finally:
-        spark.stop()
+        stop_session(spark)
 
 
 def prepare_directory(out: Path) -> None:

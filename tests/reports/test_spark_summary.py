@@ -7,6 +7,7 @@ start); the synthetic-records comparison is marked slow.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,20 +49,20 @@ def test_spark_locates_corrupt_lines(spark_result: tuple[dict, Path]) -> None:
         ("worker-1.jsonl", 12), ("worker-0.jsonl", 2), ("worker-0.jsonl", 4)]
 
 
-def test_parquet_tables(spark: Any, spark_result: tuple[dict, Path]) -> None:
-    _, out = spark_result
-    runs = spark.read.parquet(str(out / "runs"))
+def test_one_parquet_table_is_written_and_it_holds_every_line(spark: Any, spark_result: tuple[dict, Path]) -> None:
+    """The runs the aggregates read and the skipped lines, from the one job that read the input."""
+    summary, out = spark_result
+    assert sorted(path.name for path in out.iterdir()) == ["lines"]
+    runs = spark.read.parquet(str(out / "lines" / "status=valid"))
     assert runs.count() == EXPECTED["runs"]
     assert {"run_id", "target", "findings", "counterexample", "_file"} <= set(runs.columns)
     assert runs.schema["seed"].dataType.simpleString() == "bigint"
-    assert spark.read.parquet(str(out / "findings")).count() == EXPECTED["findings"]
-    signatures = spark.read.parquet(str(out / "signatures"))
-    assert signatures.count() == EXPECTED["signatures"]
-    shortest = {row["signature"]: row["shortest_run_id"] for row in signatures.collect()}
+    assert runs.selectExpr("sum(size(findings))").first()[0] == EXPECTED["findings"]
+    corrupt = spark.read.parquet(str(out / "lines" / "status=corrupt"))
+    assert corrupt.count() == EXPECTED["corrupt_lines"]
+    assert corrupt.filter("value IS NULL OR run_id IS NOT NULL").count() == 0
+    shortest = {entry["signature"]: (entry["shortest"] or {}).get("run_id") for entry in summary["signatures"]}
     assert shortest["violation:alter_partition:P-ELIG:"] == "c1-0008"
-    matrix = spark.read.parquet(str(out / "matrix"))
-    assert {"target", "release", "column", "runs"} == set(matrix.columns)
-    assert matrix.filter("column = 'P-ELIG'").groupBy().sum("runs").first()[0] == 3
 
 
 @pytest.mark.slow
@@ -77,16 +78,99 @@ def test_spark_and_plain_agree_on_synthetic_records(spark: Any, tmp_path: Path) 
     assert comparable(distributed) == comparable(plain)
 
 
-def test_records_with_the_optional_fields_stay_on_sparks_fast_path(spark: Any) -> None:
-    """A passing record is settled by Spark alone (no Python UDF) whether or not it carries the
-    optional fields; one holding a wrong type in them is handed to the schema check."""
-    from isrcheck.reports.spark_rules import line_reason, simple_record, wrap_line
-    from pyspark.sql import functions as F
+SAMPLES: list[Any] = [None, True, 5, 1.5, 2**64, "s", [], [1], [None], ["s", None], {}, {"k": "v"}]
 
-    lines = [make_record(1), make_record(2, properties=["P-ELIG"], coverage=["crash"], commit="abc",
-                                        isrcheck_version="0.1.0", mutant_title=None, negative_control=None),
-             make_record(3, properties=[], coverage=[]), make_record(4, commit=5), make_record(5, coverage=[1])]
-    frame = spark.createDataFrame([(json.dumps(line),) for line in lines], ["value"])
+
+def mutations(record: dict[str, Any], shape: Any, path: tuple[Any, ...] = ()) -> Iterator[dict[str, Any]]:
+    """The record with one field of `shape` (found at `path`) removed, or replaced by a value of
+    each JSON type; then the same inside every object the schema describes (findings, their
+    codes, the counterexample and its steps)."""
+    from isrcheck.records.schema import Shape
+
+    def at(root: dict[str, Any]) -> Any:
+        node: Any = root
+        for key in path:
+            node = node[key]
+        return node
+
+    for rule in shape.fields:
+        for replacement in [*SAMPLES, "drop"]:
+            mutated = json.loads(json.dumps(record))
+            if replacement == "drop":
+                at(mutated).pop(rule.name, None)
+            else:
+                at(mutated)[rule.name] = replacement
+            yield mutated
+        value = at(record).get(rule.name)
+        if rule.shape is not None and isinstance(value, dict):
+            yield from mutations(record, rule.shape, (*path, rule.name))
+        if isinstance(rule.items, Shape) and isinstance(value, list) and value:
+            yield from mutations(record, rule.items, (*path, rule.name, 0))
+        if isinstance(rule.items, str) and isinstance(value, list) and value:
+            for sample in SAMPLES:
+                mutated = json.loads(json.dumps(record))
+                at(mutated)[rule.name][0] = sample
+                yield mutated
+
+
+def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> None:
+    """Every field of the schema, at every level, missing or of each JSON type: Spark's verdict
+    (`record_valid`, expressions derived from the schema) is `parse_line`'s, line by line."""
+    from isrcheck.reports.spark_rules import line_reason, record_valid, wrap_line
+    from pyspark.sql import functions as F
+    from report_fixtures import counterexample, finding
+
+    from isrcheck.records.schema import RUN, parse_line
+
+    rich = make_record(1, outcome="finding", findings=[
+        finding("violation", "alter_partition", prop="P-ELIG", codes=("NONE",), evidence=[[[1]]]),
+        finding("divergence", "fence", field="error", codes=("A", "B"))],
+        counterexample={**counterexample(3), "findings": [finding("violation", "alter_partition", prop="P-ELIG")]},
+        properties=["P-ELIG"], coverage=["c"], commit="abc", negative_control=False, history={"ops": [{}]})
+    lines = [json.dumps(line) for base in (rich, make_record(2)) for line in [base, *mutations(base, RUN)]]
+    lines += [json.dumps(rich).replace('"steps": 11', '"steps": 11.0'), json.dumps(make_record(3, seed=-(2**63))),
+              json.dumps(make_record(3, seed=2**63)), json.dumps(make_record(4, duration_s=1e400)).replace(
+                  "Infinity", "1e400"), json.dumps(rich, indent=1).replace("\n", " "), " " + json.dumps(rich) + "\t",
+              json.dumps(rich)[:-1] + ', "history": {"deep": ' + "[" * 61 + "]" * 61 + "}}",
+              json.dumps(rich)[:-1] + ', "history": {"deep": ' + "[" * 70 + "]" * 70 + "}}",
+              json.dumps(make_record(5))[:-1] + ', "history": {"deep": ' + "[" * 63 + "]" * 63 + "}}"]
+    expected = [parse_line(line)[1] is None for line in lines]
+    assert 20 < sum(expected) < len(lines) - 300  # both verdicts are well represented
+    frame = spark.createDataFrame([(line,) for line in lines], ["value"])
     wrapped = frame.select("value", wrap_line(F.col("value")).alias("wrapped"))
-    record, _ = line_reason(F.col("value"), F.col("wrapped"))
-    assert [row[0] for row in wrapped.select(simple_record(record)).collect()] == [True, True, True, False, False]
+    record, problem = line_reason(F.col("value"), F.col("wrapped"))
+    checked = wrapped.select("value", record.alias("record"), problem.alias("problem"))
+    got = [row[0] for row in checked.select(record_valid(F.col("value"), F.col("problem"), F.col("record"))).collect()]
+    wrong = [(line[:160], want) for line, want, verdict in zip(lines, expected, got, strict=True) if want != verdict]
+    assert not wrong
+
+
+def test_no_python_runs_while_the_input_is_read(spark: Any, shared_records: Path) -> None:
+    """The job that reads every line is Spark alone: no Python UDF in its plan."""
+    from isrcheck.reports.spark_ingest import parse_records, read_lines
+
+    plan = parse_records(read_lines(spark, find_record_files([shared_records])))._jdf.queryExecution()
+    text = plan.executedPlan().toString()
+    assert "FileScan text" in text and "EvalPython" not in text, text
+
+
+@pytest.mark.parametrize("brackets", ["approximate", "wrong"])
+def test_percentiles_are_exact_whether_or_not_the_brackets_hold(spark: Any, brackets: str) -> None:
+    """Spark's exact `percentile` sorts the whole column in one task; the summary counts the few
+    values inside approximate brackets instead, and falls back when a bracket misses its rank."""
+    import random
+
+    from isrcheck.reports import spark_summary
+    from isrcheck.reports import summary_layout as layout
+
+    rng = random.Random(3)
+    values = [rng.choice([rng.random() * 100, float(rng.randint(0, 5))]) for _ in range(5_001)]
+    frame = spark.createDataFrame([(v, int(v)) for v in values], ["duration_s", "steps"])
+    stats = dict(spark_summary._run_stats(frame.selectExpr("*", "'c' AS campaign_id")).asDict())
+    if brackets == "wrong":
+        stats["duration_s_brackets"] = [-2.0, -1.0, 200.0, 300.0]
+        stats["steps_brackets"] = [4, 5, 0, 0]
+    assert spark_summary._percentiles(frame, "duration_s", stats) == [
+        layout.percentile(sorted(values), fraction) for fraction in layout.PERCENTILES]
+    assert spark_summary._percentiles(frame, "steps", stats) == [
+        layout.percentile(sorted(int(v) for v in values), fraction) for fraction in layout.PERCENTILES]
