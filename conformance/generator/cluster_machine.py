@@ -72,9 +72,10 @@ a mix where every fault is always possible breaks most windows before anything u
 IN_WINDOW = (None, "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower", "fence_follower",
              "lag_leader_metadata", "produce")
 """What `window` does to the partition while its ISR proposal waits in flight (`in_window`)."""
-WINDOW_LAG_MS = 3500
-"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000): a follower whose fetches are held
-this long is out of sync, and its leader proposes the shrink."""
+WINDOW_LAG_MS = 5000
+"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus the period of the leader's
+isr-expiration task (half of it, leader.md §6): a follower whose fetches are held this long is out
+of sync and its leader has proposed the shrink."""
 
 
 def selector_args(chosen: Selector) -> dict[str, Any]:
@@ -233,6 +234,10 @@ class ClusterMachine(RuleBasedStateMachine):
         if expand and follower in state.isr:  # out of the ISR first, its shrink committed
             self.fall_behind(key[1], fetches)
         self.send("hold", selector_args(held))
+        if held.kind == ALTER_PARTITION_RESPONSE:
+            # the leader learns a commit from the metadata log as well as from the answer (§10):
+            # an answer held back keeps the proposal pending only while its metadata lags too
+            self.send("lag_metadata", {"broker": state.leader})
         if expand:
             self.send("release", fetches)
             self.send("tick", {"ms": TICKS[1]})
@@ -259,8 +264,9 @@ class ClusterMachine(RuleBasedStateMachine):
         that follow provide."""
         fetches = selector_args(Selector(FETCH, follower, None))
         alive = self.reference.brokers.get(follower)
-        if what == "lag_follower":
+        if what == "lag_follower":  # long enough not to count as caught up any more (B25's rule)
             self.send("hold", fetches)
+            self.send("tick", {"ms": WINDOW_LAG_MS})
         elif what == "catch_up_follower":
             self.send("release", fetches)
         elif what == "reboot_follower" and alive is not None and alive.alive:
