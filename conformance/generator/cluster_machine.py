@@ -54,7 +54,7 @@ machine choosing among every directed link almost never builds that."""
 ACTION_WEIGHTS = (
     ("events", 16), ("produce", 4), ("tick", 4), ("drop", 1), ("duplicate", 1), ("hold", 3), ("release", 2),
     ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
-    ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 2),
+    ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
     ("create_partitions", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
@@ -69,8 +69,8 @@ SWARM_KINDS = (
 draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
 drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
 a mix where every fault is always possible breaks most windows before anything uses them."""
-IN_WINDOW = (None, "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower", "fence_follower",
-             "lag_leader_metadata", "produce")
+IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
+             "fence_follower", "lag_leader_metadata", "produce")
 """What `window` does to the partition while its ISR proposal waits in flight (`in_window`)."""
 WINDOW_LAG_MS = 5000
 """Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus the period of the leader's
@@ -228,6 +228,10 @@ class ClusterMachine(RuleBasedStateMachine):
         if not followers:
             return
         follower = followers[bits(value, 2, 1) % len(followers)]
+        if self.reference.network.holds or self.reference.metadata_holds:
+            # from a clean network: a window behind older holds (the other follower's fetches
+            # held too, the leader's metadata frozen) has nothing to race against
+            self.send("release", {})
         held = HOLDS[-1] if bits(value, 3, 1) else HOLDS[-2]  # the answers, or the proposals
         fetches = selector_args(Selector(FETCH, follower, None))
         expand = follower not in state.isr or bits(value, 15, 1)
@@ -258,15 +262,16 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def in_window(self, what: str | None, leader: int, follower: int, value: int) -> None:
         """What happens to the partition while its proposal waits (IN_WINDOW): the follower falls
-        behind again or catches up, crashes (losing data where the fault model allows) and comes
-        back as a new incarnation, shuts down, is fenced; the leader's metadata freezes; a client
-        writes to the partition. The rest (the answer arriving, the leader crashing) the actions
-        that follow provide."""
+        behind again (and a client writes what it lacks) or catches up, crashes (losing data where
+        the fault model allows) and comes back as a new incarnation, shuts down, is fenced; the
+        leader's metadata freezes; a client writes to the partition. The rest (the answer arriving,
+        the leader crashing) the actions that follow provide."""
         fetches = selector_args(Selector(FETCH, follower, None))
         alive = self.reference.brokers.get(follower)
         if what == "lag_follower":  # long enough not to count as caught up any more (B25's rule)
             self.send("hold", fetches)
             self.send("tick", {"ms": WINDOW_LAG_MS})
+            self.send("produce", {"topic": TOPIC, "partition": self.focus or 0, "acks": "all", "records": 2})
         elif what == "catch_up_follower":
             self.send("release", fetches)
         elif what == "reboot_follower" and alive is not None and alive.alive:
