@@ -7,10 +7,11 @@ the machine's load), the median shrunk counterexample length beyond the level's 
 and whether the properties alone (no differential comparison: the black-box figure) find it.
 Negative controls (N*) are run the same way and must never be flagged.
 
-    python bench/detect.py [--seeds 5] [--runs 600] [--budget 30] [--level all] [--mutants B01,B06]
+    python bench/detect.py [--seeds 5] [--runs 150] [--budget 30] [--level all] [--mutants B01,B06]
 
 Each attempt is one process, one core: the campaign stops at its first finding, after `--runs`
-runs, or after `--budget` seconds, whichever comes first. Seeds are spread apart (batch b of
+runs (`--controller-runs` at the controller level), or after `--budget` seconds, whichever
+comes first. Seeds are spread apart (batch b of
 seed s uses Hypothesis seed s + b, so adjacent seeds would share batches).
 """
 
@@ -103,7 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=1, help="seeds are first-seed + k * 1000")
-    parser.add_argument("--runs", type=int, default=600, help="runs per attempt (load-independent budget)")
+    parser.add_argument("--runs", type=int, default=150, help="runs per cluster-level attempt (load-independent)")
+    parser.add_argument("--controller-runs", type=int, default=1500,
+                        help="runs per controller-level attempt (a controller run costs a tenth of a cluster run)")
     parser.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="wall budget per attempt")
     parser.add_argument("--level", default="all", choices=["all", "own", *LEVELS],
                         help="all: every level a mutant runs at; own: the catalogue's level")
@@ -127,7 +130,8 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown mutants: {', '.join(unknown)}")
     seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
-    print(f"seeds {seeds}; per attempt at most {args.runs} runs or {args.budget:.0f} s; one process; "
+    print(f"seeds {seeds}; per attempt at most {args.controller_runs} controller / {args.runs} cluster runs or "
+          f"{args.budget:.0f} s; one process; "
           f"cluster ideas: {', '.join(sorted(ideas)) or 'none'}")
     print(f"{'mutant':<6}{'level':<11}{'found':>6}{'med s':>9}{'max s':>8}{'runs':>8}{'steps':>8}"
           f"{'shrunk':>7}{'props':>7}")
@@ -137,11 +141,12 @@ def main() -> None:
     for mutant_id in chosen:
         control = CATALOGUE[mutant_id].negative_control
         for level in levels_of(mutant_id, args.level):
-            attempts = [attempt(mutant_id, level, s, args.runs, args.budget, True, args.shrink_budget) for s in seeds]
+            runs = args.runs if level == "cluster" else args.controller_runs
+            attempts = [attempt(mutant_id, level, s, runs, args.budget, True, args.shrink_budget) for s in seeds]
             # the cluster level is judged by properties alone already (never differential)
             blackbox: bool | None = all(a.found for a in attempts) if level == "cluster" else None
             if level == "controller" and not args.no_blackbox and not control:
-                alone = attempt(mutant_id, level, seeds[0], args.runs, args.budget, False, args.shrink_budget)
+                alone = attempt(mutant_id, level, seeds[0], runs, args.budget, False, args.shrink_budget)
                 attempts_bb = [alone]
                 blackbox = alone.found
             else:
