@@ -1,75 +1,171 @@
-"""Detection benchmark: per mutant, the median wall time to the first finding over 5 seeds (from
-the campaign's start to the end of the first failing run, shrinking excluded) and the shrunk
-counterexample's length, with and without the differential comparison; then the
-engine's steps per second at each level on the reference (issue target: ≥ 2,000 steps/s per
-core at the controller level).
+"""Detection benchmark: how fast generation finds each catalogued mutant, at each level.
 
-    python bench/detect.py [--seeds 5] [--examples 2000] [--mutants B01,B02]
+One row per (mutant, level): in how many of the seeds a stop-at-first campaign found it, the
+median and maximum wall seconds from the campaign's start to the end of the first failing run
+(shrinking excluded), the median runs and steps to that finding (figures that do not depend on
+the machine's load), the median shrunk counterexample length beyond the level's set-up steps,
+and whether the properties alone (no differential comparison: the black-box figure) find it.
+Negative controls (N*) are run the same way and must never be flagged.
+
+    python bench/detect.py [--seeds 5] [--runs 150] [--budget 30] [--level all] [--mutants B01,B06]
+
+Each attempt is one process, one core: the campaign stops at its first finding, after `--runs`
+runs (`--controller-runs` at the controller level), or after `--budget` seconds, whichever
+comes first. Seeds are spread apart (batch b of
+seed s uses Hypothesis seed s + b, so adjacent seeds would share batches).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
+from dataclasses import asdict, dataclass
 
 from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
+from isrcheck.conformance.generator.cluster_machine import IDEAS, ClusterMachine
 from isrcheck.reference_impl.mutants import CATALOGUE
 
+SEED_STRIDE = 1000
+SETUP_STEPS = {"controller": 7, "cluster": 8}
+"""Steps every run starts with (the machines' @initialize): three brokers registered and unfenced
+and one topic, plus at the cluster level the settling `events`. A counterexample's length beyond
+these is the part that is about the bug."""
+STEPS = {"controller": 50, "cluster": 40}
+"""The main job's steps per run (isrcheck/pipeline.py), so that the verdicts here and there agree."""
 
-def detect(mutant: str, level: str, seed: int, examples: int, differential: bool, shrink_budget_s: int
-           ) -> tuple[float | None, int | None]:
+
+@dataclass(frozen=True)
+class Attempt:
+    mutant: str
+    level: str
+    seed: int
+    differential: bool
+    found: bool
+    signature: str | None
+    seconds: float | None
+    runs: int
+    steps: int
+    shrunk: int | None
+    """Counterexample length beyond the set-up steps, None when nothing was found."""
+
+
+def attempt(mutant: str, level: str, seed: int, runs: int, budget_s: float, differential: bool,
+            shrink_budget_s: int) -> Attempt:
     release = CATALOGUE[mutant].release or "4.1"
-    result = run_campaign(CampaignConfig(mutant=mutant, level=level, seed=seed, examples=examples, release=release,
-                                         differential=differential, shrink_budget_s=shrink_budget_s))
-    if not result.signatures or result.seconds_to_first_finding is None:
-        return None, None
-    elapsed = result.seconds_to_first_finding
-    lengths = [e["counterexample_length"] for e in result.examples.values() if e.get("counterexample_length")]
-    return elapsed, min(lengths) if lengths else None
+    result = run_campaign(CampaignConfig(
+        mutant=mutant, level=level, seed=seed, examples=runs, budget_s=budget_s, release=release,
+        steps=STEPS[level], differential=differential, shrink_budget_s=shrink_budget_s))
+    found = result.found
+    signature = next(iter(result.signatures), None) if found else None
+    shrunk = None
+    if signature is not None:
+        length = result.examples[signature].get("counterexample_length")
+        shrunk = None if length is None else max(0, length - SETUP_STEPS[level])
+    return Attempt(mutant, level, seed, differential, found, signature,
+                   result.seconds_to_first_finding if found else None, result.runs, result.steps, shrunk)
+
+
+def levels_of(mutant_id: str, chosen: str) -> list[str]:
+    """The levels a mutant is measured at: its own, or with `all` every level it can run at
+    (a controller mutant runs in the cluster model too; a cluster mutant needs the cluster)."""
+    own = CATALOGUE[mutant_id].level
+    if chosen == "own":
+        return [own]
+    if chosen == "all":
+        return list(LEVELS) if own == "controller" else [own]
+    return [chosen] if chosen == own or own == "controller" else []
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def row(mutant_id: str, level: str, attempts: list[Attempt], blackbox: bool | None) -> str:
+    hits = [a for a in attempts if a.found]
+    seconds = [a.seconds for a in hits if a.seconds is not None]
+    shrunk = [a.shrunk for a in hits if a.shrunk is not None]
+
+    def fmt(value: float | None, digits: int = 1) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    control = CATALOGUE[mutant_id].negative_control
+    found = f"{len(hits)}/{len(attempts)}"
+    props = "n/a" if blackbox is None else ("yes" if blackbox else "no")
+    note = "negative control" + (": FLAGGED" if hits else " (clean)") if control else ""
+    return (f"{mutant_id:<6}{level:<11}{found:>6}{fmt(median(seconds)):>9}{fmt(max(seconds) if seconds else None):>8}"
+            f"{fmt(median([a.runs for a in hits]), 0):>8}{fmt(median([a.steps for a in hits]), 0):>8}"
+            f"{fmt(median(shrunk), 0):>7}{props:>7}  {note}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--examples", type=int, default=2000, help="budget per attempt, in runs")
+    parser.add_argument("--first-seed", type=int, default=1, help="seeds are first-seed + k * 1000")
+    parser.add_argument("--runs", type=int, default=150, help="runs per cluster-level attempt (load-independent)")
+    parser.add_argument("--controller-runs", type=int, default=1500,
+                        help="runs per controller-level attempt (a controller run costs a tenth of a cluster run)")
+    parser.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="wall budget per attempt")
+    parser.add_argument("--level", default="all", choices=["all", "own", *LEVELS],
+                        help="all: every level a mutant runs at; own: the catalogue's level")
     parser.add_argument("--mutants", help="comma-separated ids (default: the whole catalogue)")
-    parser.add_argument("--shrink-budget", type=int, default=20, metavar="SECONDS",
+    parser.add_argument("--shrink-budget", type=int, default=10, metavar="SECONDS",
                         help="Hypothesis's shrinking time limit per finding")
+    parser.add_argument("--no-blackbox", action="store_true",
+                        help="skip the properties-only attempt at the controller level")
+    parser.add_argument("--jsonl", help="append every attempt as one JSON line to this file")
+    parser.add_argument("--ideas", default=",".join(sorted(IDEAS)),
+                        help=f"cluster generation ideas switched on (of {', '.join(sorted(IDEAS))}; 'none': the "
+                        "plain weighted mix), to measure each against the others on the same seeds")
     args = parser.parse_args()
+    ideas = frozenset() if args.ideas == "none" else frozenset(args.ideas.split(","))
+    if ideas - IDEAS:
+        parser.error(f"unknown ideas: {', '.join(sorted(ideas - IDEAS))}")
+    ClusterMachine.ideas = ideas
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     chosen = args.mutants.split(",") if args.mutants else list(CATALOGUE)
-    print(f"{'mutant':<7}{'level':<11}{'found':>7}{'median s':>10}{'shrunk':>8}   {'black-box (no differential)'}")
-    found_blackbox = found_any = considered = 0
+    unknown = [m for m in chosen if m not in CATALOGUE]
+    if unknown:
+        parser.error(f"unknown mutants: {', '.join(unknown)}")
+    seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
+    print(f"seeds {seeds}; per attempt at most {args.controller_runs} controller / {args.runs} cluster runs or "
+          f"{args.budget:.0f} s; one process; "
+          f"cluster ideas: {', '.join(sorted(ideas)) or 'none'}")
+    print(f"{'mutant':<6}{'level':<11}{'found':>6}{'med s':>9}{'max s':>8}{'runs':>8}{'steps':>8}"
+          f"{'shrunk':>7}{'props':>7}")
+    rows = 0
+    tally = {"mutants": 0, "found_all_seeds": 0, "found_by_properties": 0, "controls_flagged": 0}
+    started = time.monotonic()
     for mutant_id in chosen:
-        mutant = CATALOGUE[mutant_id]
-        if mutant.level not in LEVELS:
-            print(f"{mutant_id:<7}{mutant.level:<11}  (level not runnable by this engine build)")
-            continue
-        considered += 0 if mutant.negative_control else 1
-        times, lengths = [], []
-        for seed in range(args.seeds):
-            elapsed, length = detect(mutant_id, mutant.level, seed, args.examples, True, args.shrink_budget)
-            if elapsed is not None:
-                times.append(elapsed)
-            if length is not None:
-                lengths.append(length)
-        blackbox, _ = detect(mutant_id, mutant.level, 0, args.examples, False, args.shrink_budget)
-        median = f"{statistics.median(times):.2f}" if times else "-"
-        shrunk = f"{statistics.median(lengths):.0f}" if lengths else "-"
-        label = "negative control" if mutant.negative_control else ("found" if blackbox is not None else "not found")
-        print(f"{mutant_id:<7}{mutant.level:<11}{len(times):>4}/{args.seeds}{median:>10}{shrunk:>8}   {label}")
-        if not mutant.negative_control:
-            found_any += bool(times)
-            found_blackbox += blackbox is not None
-    print(f"found: {found_any}/{considered} mutants with the differential, "
-          f"{found_blackbox}/{considered} by properties alone")
-    for level in LEVELS:
-        started = time.perf_counter()
-        result = run_campaign(CampaignConfig(level=level, seed=99, examples=300))
-        rate = result.steps / (time.perf_counter() - started)
-        print(f"engine, {level} level, reference vs reference: {rate:,.0f} steps/s ({result.runs} runs, one process)")
+        control = CATALOGUE[mutant_id].negative_control
+        for level in levels_of(mutant_id, args.level):
+            runs = args.runs if level == "cluster" else args.controller_runs
+            attempts = [attempt(mutant_id, level, s, runs, args.budget, True, args.shrink_budget) for s in seeds]
+            # the cluster level is judged by properties alone already (never differential)
+            blackbox: bool | None = all(a.found for a in attempts) if level == "cluster" else None
+            if level == "controller" and not args.no_blackbox and not control:
+                alone = attempt(mutant_id, level, seeds[0], runs, args.budget, False, args.shrink_budget)
+                attempts_bb = [alone]
+                blackbox = alone.found
+            else:
+                attempts_bb = []
+            print(row(mutant_id, level, attempts, blackbox))
+            rows += 1
+            if args.jsonl:
+                with open(args.jsonl, "a", encoding="utf-8") as out:
+                    for a in attempts + attempts_bb:
+                        out.write(json.dumps(asdict(a)) + "\n")
+            if control:
+                tally["controls_flagged"] += any(a.found for a in attempts)
+            elif level == CATALOGUE[mutant_id].level:
+                tally["mutants"] += 1
+                tally["found_all_seeds"] += all(a.found for a in attempts)
+                tally["found_by_properties"] += bool(blackbox)
+    print(f"{tally['found_all_seeds']}/{tally['mutants']} mutants found at their own level on every seed; "
+          f"{tally['found_by_properties']}/{tally['mutants']} by properties alone; "
+          f"{tally['controls_flagged']} negative controls flagged; {rows} rows in {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from isrcheck.reports.html_assets import CSS, JS
 from isrcheck.reports.html_sequence import allowed_only, compact, differing_steps, sequence_svg
 from isrcheck.reports.mutant_verdict import verdict
 
-from isrcheck.operations.coverage import FAULTS, PROTOCOL_OUTCOMES
+from isrcheck.operations.coverage import FAULTS, PROTOCOL_OUTCOMES, STATES
 from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED
 
 PROPERTY_HELP = {
@@ -583,11 +583,12 @@ def _coverage(points: Sequence[dict[str, Any]]) -> str:
         return ('<section id="coverage"><h2>Protocol-state coverage</h2><p class="muted">The records carry no '
                 "coverage (written by an older isrcheck).</p></section>")
     rows = []
-    operations = list(PROTOCOL_OUTCOMES)
+    defined = {**PROTOCOL_OUTCOMES, **STATES}  # error codes per operation, then states per subject
+    operations = list(defined)
     # operations reached with error codes the table does not list (faults have their own row)
     extra_ops = sorted({p.split(":", 1)[0] for p in reached if ":" in p} - set(operations) - set(FAULTS))
     for op in operations + extra_ops:
-        expected = PROTOCOL_OUTCOMES.get(op, ())
+        expected = defined.get(op, ())
         seen = sorted(p.split(":", 1)[1] for p in reached if p.startswith(op + ":"))
         outcomes = list(expected) + [code for code in seen if code not in expected]
         cells = "".join(_coverage_chip(code, reached.get(f"{op}:{code}", 0), code in expected) for code in outcomes)
@@ -600,7 +601,8 @@ def _coverage(points: Sequence[dict[str, Any]]) -> str:
     rows.append(f'<tr><td>faults and scheduling</td><td class="num">{fault_hit}/{len(FAULTS)}</td>'
                 f'<td><div class="chips">{faults}</div></td></tr>')
     return ('<section id="coverage"><h2>Protocol-state coverage</h2><p class="muted">Which validation branches '
-            "(the error code the reference answered) and which faults the runs reached, with the number of runs "
+            "(the error code the reference answered), which protocol states (leader, broker, partition) and which "
+            "faults the runs reached, with the number of runs "
             'that reached each. <span class="cov-chip miss">dashed</span> outcomes the protocol defines were never '
             'exercised; <span class="cov-chip extra">outlined</span> ones were reached but are not in the '
             "expected list.</p>"

@@ -90,9 +90,12 @@ class CampaignResult:
     seconds_to_first_finding: float | None = None
     skip_reason: str | None = None
     """Why the target refused the configuration: the campaign stopped after its first run."""
+    coverage: Counter[str] = field(default_factory=Counter)
+    """Protocol-state coverage point → runs that reached it (isrcheck/operations/coverage.py)."""
 
     def merge(self, other: CampaignResult) -> None:
         self.runs += other.runs
+        self.coverage.update(other.coverage)
         self.steps += other.steps
         self.outcomes.update(other.outcomes)
         self.signatures.update(other.signatures)
@@ -135,6 +138,7 @@ class CampaignResult:
             else round(self.seconds_to_first_finding, 3),
             "outcomes": dict(self.outcomes), "findings": dict(self.signatures),
             "examples": self.examples, "records": self.records_files,
+            "coverage": dict(sorted(self.coverage.items())),
         }
 
 
@@ -220,13 +224,15 @@ class Worker:
             elif config.records_dir is not None:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
                 replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
+        monitor = getattr(getattr(run, "ref_session", None), "monitor", None)
         return self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
-                              replay, run.skip_reason)
+                              replay, run.skip_reason, states=getattr(monitor, "states", ()))
 
     def record_of(self, started_at: float, seconds: float, batch_seed: int, trace: list[Any],
                   findings: list[Finding], shown: FinishedRun | None, replay: str | None,
-                  skip_reason: str | None) -> dict[str, Any]:
-        """The record of one run (or of an engine failure outside any run: empty trace)."""
+                  skip_reason: str | None, states: Iterable[str] = ()) -> dict[str, Any]:
+        """The record of one run (or of an engine failure outside any run: empty trace). `states`:
+        the protocol states the reference went through (cluster level: its property monitor's)."""
         config = self.config
         if skip_reason is not None:
             self.result.skip_reason = self.result.skip_reason or skip_reason
@@ -264,13 +270,14 @@ class Worker:
             "isrcheck_version": self.provenance.version,
             "commit": self.provenance.commit,
             "properties": properties_checked(config.level),
-            "coverage": coverage_points((s.op, s.reference) for s in trace),
+            "coverage": coverage_points(((s.op, s.reference) for s in trace), states),
         }
 
     def count(self, record: dict[str, Any], findings: list[Finding]) -> None:
         replay = record["replay"]
         self.result.runs += 1
         self.result.outcomes[record["outcome"]] += 1
+        self.result.coverage.update(record.get("coverage") or ())
         shown = {f["signature"]: f["message"] for f in (record["counterexample"] or {}).get("findings", [])}
         for finding in findings:
             self.result.signatures[finding.signature] += 1

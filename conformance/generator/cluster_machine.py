@@ -31,6 +31,12 @@ from isrcheck.reference_impl.rpc import (
 BROKERS = (1, 2, 3)
 TOPIC = "t"
 PARTITIONS = 2
+"""Partitions of the topic a run starts with unless the draw says otherwise (`PARTITION_COUNTS`)."""
+PARTITION_COUNTS = (PARTITIONS, 1, 3, 4)
+"""What `start_cluster` draws from, the old shape first (shrinking moves there): a controller or
+leader that misbehaves only on a third or fourth partition is exercised too."""
+MAX_PARTITIONS = 4
+"""`create_partitions` grows the topic up to this many partitions."""
 CLUSTER_CONFIG: dict[str, Any] = {"min_insync_replicas": 2, "broker_session_timeout_ms": 1000}
 """Short sessions and min.insync.replicas 2 of 3: fencing and the acks=all promise both in play."""
 TICKS = (50, 250, 1000, 3000, 6000)
@@ -48,12 +54,28 @@ machine choosing among every directed link almost never builds that."""
 ACTION_WEIGHTS = (
     ("events", 16), ("produce", 4), ("tick", 4), ("drop", 1), ("duplicate", 1), ("hold", 3), ("release", 2),
     ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
-    ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1),
+    ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
+    ("create_partitions", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
 rules starves of progress. `events` delivers up to four messages, so it weighs a quarter."""
 ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
+SWARM_KINDS = (
+    "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
+    "lag_metadata", "fence", "elect_preferred", "window", "create_partitions",
+)
+"""The fault kinds swarm testing switches off (Groce et al., "Swarm testing", ISSTA 2012): each run
+draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
+drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
+a mix where every fault is always possible breaks most windows before anything uses them."""
+IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
+             "fence_follower", "lag_leader_metadata", "produce")
+"""What `window` does to the partition while its ISR proposal waits in flight (`in_window`)."""
+WINDOW_LAG_MS = 5000
+"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus the period of the leader's
+isr-expiration task (half of it, leader.md §6): a follower whose fetches are held this long is out
+of sync and its leader has proposed the shrink."""
 
 
 def selector_args(chosen: Selector) -> dict[str, Any]:
@@ -61,13 +83,24 @@ def selector_args(chosen: Selector) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
+IDEAS = frozenset({"swarm", "window", "in_window"})
+"""The generation ideas beyond the weighted mix, each of which bench/detect.py can switch off to
+measure it against the others on the same seeds: swarm testing (SWARM_KINDS), the `window` fault
+schedule aimed at an in-flight AlterPartition, and what it does inside that window (IN_WINDOW,
+with later writes and crashes favouring the window's partition)."""
+
+
 class ClusterMachine(RuleBasedStateMachine):
     context: ClassVar[MachineDriver]
+    ideas: ClassVar[frozenset[str]] = IDEAS
 
     def __init__(self) -> None:
         super().__init__()
         self.run = self.context.start_run()
         self.restart_on_heal = True
+        self.disabled: frozenset[str] = frozenset()
+        self.focus: int | None = None
+        """The partition the last `window` aimed at: later writes and crashes favour it."""
         self.reference: Cluster = self.run.reference.cluster
         self.faults = Generator(self.reference, random.Random(0), ScheduleConfig(release=self.context.release))
 
@@ -80,25 +113,40 @@ class ClusterMachine(RuleBasedStateMachine):
     def down(self) -> list[int]:
         return [b for b, p in sorted(self.reference.brokers.items()) if not p.alive]
 
-    @initialize(restart_on_heal=st.booleans())
-    def start_cluster(self, restart_on_heal: bool) -> None:
+    @initialize(restart_on_heal=st.booleans(), shape=st.integers(0, 2**(2 + len(SWARM_KINDS)) - 1))
+    def start_cluster(self, restart_on_heal: bool, shape: int) -> None:
         """Three brokers, one topic; how the run will end is drawn here: a heal that restarts the
         stopped brokers, or one that leaves them down (a shut-down replica must not hold the HW
-        back — B23 — which a restart would hide)."""
+        back — B23 — which a restart would hide). `shape` packs the topic's partition count and
+        the run's swarm: the fault kinds it leaves out (0: the old two partitions, every kind on)."""
         self.restart_on_heal = restart_on_heal
+        partitions = PARTITION_COUNTS[bits(shape, 0, 2)]
+        if "swarm" in self.ideas:
+            self.disabled = frozenset(kind for i, kind in enumerate(SWARM_KINDS) if bits(shape, 2 + i, 1))
+        if "window" not in self.ideas:
+            self.disabled |= {"window"}
         for broker in BROKERS:
             self.send("register_broker", {"broker": broker})
             self.send("unfence_broker", {"broker": broker})
-        assignment = [list(BROKERS[p:] + BROKERS[:p]) for p in range(PARTITIONS)]
-        self.send("create_topic", {"topic": TOPIC, "assignment": assignment})
+        self.send("create_topic", {"topic": TOPIC, "assignment": [rotation(p) for p in range(partitions)]})
         self.send("events", {"seed": 0, "count": 200})
 
     @rule(action=st.sampled_from(ACTIONS), value=st.integers(0, 2**16 - 1))
     def act(self, action: str, value: int) -> None:
         """One action of the weighted mix, its parameters unpacked from `value`. A single rule
         carries the weights (Hypothesis chooses among rules uniformly, which made faults as common
-        as progress and left most runs stalled); shrinking moves towards `events`, ACTIONS' first."""
+        as progress and left most runs stalled); shrinking moves towards `events`, ACTIONS' first.
+        An action the run's swarm left out delivers messages instead (same draws, so shrinking
+        the swarm does not reshuffle the other actions)."""
+        if action in self.disabled or not self.context.supports(OPERATION.get(action, action)):
+            action = "events"
         getattr(self, action)(value)
+
+    def partition_count(self) -> int:
+        return sum(1 for topic, _ in self.reference.controller.partitions if topic == TOPIC)
+
+    def partition(self, value: int) -> int:
+        return value % max(1, self.partition_count())
 
     def events(self, value: int) -> None:
         """1–4 scheduler events: mostly the oldest message, sometimes any, or the next timer."""
@@ -108,8 +156,10 @@ class ClusterMachine(RuleBasedStateMachine):
         """1–8 records, acks=all three times in four: more than one fetch response holds (four
         records with BrokerConfig.fast), so a lagging follower catches up over several fetches."""
         acks: int | str = 1 if bits(value, 1, 2) == 3 else "all"
-        self.send("produce", {"topic": TOPIC, "partition": bits(value, 0, 1) % PARTITIONS, "acks": acks,
-                              "records": 1 + bits(value, 3, 3)})
+        partition = self.partition(bits(value, 0, 1) | bits(value, 6, 2) << 1)
+        if self.focus is not None and bits(value, 8, 1):
+            partition = self.focus
+        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": acks, "records": 1 + bits(value, 3, 3)})
 
     def tick(self, value: int) -> None:
         self.send("tick", {"ms": TICKS[value % len(TICKS)]})
@@ -146,13 +196,110 @@ class ClusterMachine(RuleBasedStateMachine):
         self.send("fence_broker", {"broker": BROKERS[value % len(BROKERS)]})
 
     def elect_preferred(self, value: int) -> None:
-        self.send("elect_leaders", {"type": "preferred", "partitions": [[TOPIC, value % PARTITIONS]]})
+        self.send("elect_leaders", {"type": "preferred", "partitions": [[TOPIC, self.partition(value)]]})
+
+    def create_partitions(self, value: int) -> None:
+        """Grow the topic by one or two partitions (up to MAX_PARTITIONS): a partition created
+        mid-run starts with whatever the brokers' state is then (fenced, shut down, lagging)."""
+        existing = self.partition_count()
+        count = min(MAX_PARTITIONS, existing + 1 + bits(value, 0, 1))
+        if count <= existing or self.reference.zombie is not None:
+            # A deposed controller still answering (fail_over_controller's zombie) does not know a
+            # partition created after it was deposed and answers its leader UNKNOWN_TOPIC_ID, which
+            # leaves the proposal pending until metadata changes (leader.md §9) — and after the
+            # heal nothing changes: outside the fault model the reference survives (P-LIVE).
+            return
+        assignment = [rotation(p + bits(value, 1, 2)) for p in range(existing, count)]
+        self.send("create_partitions", {"topic": TOPIC, "count": count, "assignment": assignment})
+
+    def window(self, value: int) -> None:
+        """A fault schedule aimed at an in-flight AlterPartition: hold every ISR proposal (or every
+        answer to one), then make one follower of a partition's leader leave the ISR (hold its
+        fetches past the lag time: the leader proposes the shrink) or rejoin it (release them:
+        the leader proposes the expansion; a follower still in the ISR is first made to leave it,
+        unheld). The proposal then waits in flight while the actions that follow act around it —
+        where B01, B08, D4, D9 and their kin hide, and where a machine stringing these steps
+        together from single draws almost never arrives."""
+        key = (TOPIC, self.partition(bits(value, 0, 2)))
+        state = self.reference.controller.partitions.get(key)
+        if state is None or state.leader < 0:
+            return
+        followers = [r for r in state.replicas if r != state.leader]
+        if not followers:
+            return
+        follower = followers[bits(value, 2, 1) % len(followers)]
+        if self.reference.network.holds or self.reference.metadata_holds:
+            # from a clean network: a window behind older holds (the other follower's fetches
+            # held too, the leader's metadata frozen) has nothing to race against
+            self.send("release", {})
+        held = HOLDS[-1] if bits(value, 3, 1) else HOLDS[-2]  # the answers, or the proposals
+        fetches = selector_args(Selector(FETCH, follower, None))
+        expand = follower not in state.isr or bits(value, 15, 1)
+        if expand and follower in state.isr:  # out of the ISR first, its shrink committed
+            self.fall_behind(key[1], fetches)
+        self.send("hold", selector_args(held))
+        if held.kind == ALTER_PARTITION_RESPONSE:
+            # the leader learns a commit from the metadata log as well as from the answer (§10):
+            # an answer held back keeps the proposal pending only while its metadata lags too
+            self.send("lag_metadata", {"broker": state.leader})
+        if expand:
+            self.send("release", fetches)
+            self.send("tick", {"ms": TICKS[1]})
+        else:
+            self.fall_behind(key[1], fetches)
+        self.focus = key[1] if "in_window" in self.ideas else None
+        if "in_window" in self.ideas:
+            self.in_window(IN_WINDOW[bits(value, 4, 3)], state.leader, follower, value >> 7)
+
+    def fall_behind(self, partition: int, fetches: dict[str, Any]) -> None:
+        """A follower stops fetching while the leader appends one record (acks=1: nothing waits on
+        it), then the lag time passes: a follower whose log ends where the leader's does stays in
+        sync however long it is silent (KAFKA-7152, leader.md §4), so without the record no
+        shrink would come."""
+        self.send("hold", fetches)
+        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
+        self.send("tick", {"ms": WINDOW_LAG_MS})
+
+    def in_window(self, what: str | None, leader: int, follower: int, value: int) -> None:
+        """What happens to the partition while its proposal waits (IN_WINDOW): the follower falls
+        behind again (and a client writes what it lacks) or catches up, crashes (losing data where
+        the fault model allows) and comes back as a new incarnation, shuts down, is fenced; the
+        leader's metadata freezes; a client writes to the partition. The rest (the answer arriving,
+        the leader crashing) the actions that follow provide."""
+        fetches = selector_args(Selector(FETCH, follower, None))
+        alive = self.reference.brokers.get(follower)
+        if what == "lag_follower":  # long enough not to count as caught up any more (B25's rule)
+            self.send("hold", fetches)
+            self.send("tick", {"ms": WINDOW_LAG_MS})
+            self.send("produce", {"topic": TOPIC, "partition": self.focus or 0, "acks": "all", "records": 2})
+        elif what == "catch_up_follower":
+            self.send("release", fetches)
+        elif what == "reboot_follower" and alive is not None and alive.alive:
+            lose = LOSE_NONE
+            if self.faults.loss_allowed():
+                lose = LOSE_DISK if bits(value, 0, 1) else LOSE_UNFLUSHED
+                self.faults.lossy.add(follower)
+            self.send("crash", {"broker": follower, "lose": lose})
+            self.send("tick", {"ms": TICKS[2]})
+            self.send("restart", {"broker": follower})
+        elif what == "shutdown_follower" and alive is not None and alive.status == "running":
+            self.send("controlled_shutdown", {"broker": follower})
+        elif what == "fence_follower":
+            self.send("fence_broker", {"broker": follower})
+        elif what == "lag_leader_metadata":
+            self.send("lag_metadata", {"broker": leader})
+        elif what == "produce":
+            self.send("produce", {"topic": TOPIC, "partition": self.focus or 0, "acks": "all",
+                                  "records": 1 + bits(value, 1, 2)})
 
     def crash(self, value: int) -> None:
         alive = self.alive()
         if len(alive) < 2:
             return
         broker = alive[value % len(alive)]
+        focused = None if self.focus is None else self.reference.controller.partitions.get((TOPIC, self.focus))
+        if focused is not None and focused.leader in alive and bits(value, 8, 1):
+            broker = focused.leader  # the leader of the partition a window aimed at: its proposal's fate
         lose = LOSE_NONE
         if bits(value, 2, 1) and self.faults.loss_allowed():
             lose = LOSE_DISK if bits(value, 3, 1) else LOSE_UNFLUSHED
@@ -203,3 +350,13 @@ class ClusterMachine(RuleBasedStateMachine):
                 self.send("heal", {"restart": self.restart_on_heal, "probe": True})
         finally:
             self.context.finish_run(self.run)
+
+
+OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold"}
+"""The step operation an action sends, where the names differ (a target may refuse an operation)."""
+
+
+def rotation(partition: int) -> list[int]:
+    """Partition p's replicas: the brokers rotated by p, so that each broker leads some partition."""
+    start = partition % len(BROKERS)
+    return list(BROKERS[start:] + BROKERS[:start])

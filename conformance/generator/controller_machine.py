@@ -19,6 +19,8 @@ from isrcheck.operations.step import Step
 
 BROKERS = (1, 2, 3, 4)
 TOPICS = ("t0", "t1")
+MAX_PARTITIONS = 4
+"""Up to four partitions a topic: a controller that misbehaves on a third partition is exercised."""
 small = st.integers(min_value=0, max_value=255)
 
 
@@ -130,10 +132,32 @@ class ControllerMachine(RuleBasedStateMachine):
 
     # -- topics, elections, reassignment -------------------------------------------------------
 
-    @rule(topic=st.sampled_from(TOPICS), replication=st.integers(1, 3), count=st.integers(1, 2), order=small)
+    @rule(topic=st.sampled_from(TOPICS), replication=st.integers(1, 3), count=st.integers(1, MAX_PARTITIONS),
+          order=small)
     def create_topic(self, topic: str, replication: int, count: int, order: int) -> None:
         assignment = [rotated(BROKERS, order + p, replication) for p in range(count)]
         self.send("create_topic", {"topic": topic, "assignment": assignment})
+        self.observe_partitions(topic, count)
+
+    @precondition(lambda self: self.context.supports("create_partitions"))
+    @rule(topic=st.sampled_from(TOPICS), more=st.integers(0, 2), replication=st.integers(0, 3), order=small)
+    def create_partitions(self, topic: str, more: int, replication: int, order: int) -> None:
+        """Grow a topic (controller.md §5): usually by one or two partitions with the topic's
+        replication factor; `more` 0 asks for no new partition (INVALID_PARTITIONS), and
+        `replication` 3 for a different factor than the topic's (INVALID_REPLICA_ASSIGNMENT)."""
+        existing = sum(1 for t, _ in self.partitions() if t == topic)
+        first = self.reference.partition(topic, 0)
+        factor = len(first.replicas) if first is not None else 1
+        if replication == 3:
+            factor = factor % len(BROKERS) + 1
+        count = existing + more
+        assignment = [rotated(BROKERS, order + p, factor) for p in range(existing, count)]
+        self.send("create_partitions", {"topic": topic, "count": count, "assignment": assignment})
+        self.observe_partitions(topic, count)
+
+    def observe_partitions(self, topic: str, count: int) -> None:
+        """Observe the partitions a request names from now on, created or not (a target that
+        creates what the reference refused shows it there)."""
         for p in range(count):
             if (topic, p) not in self.run.partitions:
                 self.run.partitions.append((topic, p))

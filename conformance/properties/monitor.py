@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES, STEP_PROPERTIES, History, Violation, p_live
+from isrcheck.conformance.properties.state_coverage import state_points
 from isrcheck.reference_impl.observation import ClusterObservation
 
 
@@ -22,6 +23,9 @@ class PropertyMonitor:
         self._seen: set[tuple[str, str]] = set()
         self.liveness: list[Violation] | None = None
         """P-LIVE's violations at the last heal; None before any heal."""
+        self.states: set[str] = set()
+        """The protocol states the observations went through (state_coverage.py), for coverage."""
+        self._last: ClusterObservation | None = None
 
     def observe(self, observation: ClusterObservation) -> list[Violation]:
         """Check every step property on `observation`; returns the violations not seen before."""
@@ -33,6 +37,8 @@ class PropertyMonitor:
                     new.append(violation)
         self.violations.extend(new)
         self.history = self.history.advance(observation)
+        self.states |= state_points(observation, self._last)
+        self._last = observation
         return new
 
     def check_liveness(self, observation: ClusterObservation) -> list[Violation]:

@@ -1,0 +1,61 @@
+"""What generation reaches, read from the coverage the campaign reports (`isrcheck run --json`
+prints it; the records keep it): the controller machine grows topics with `create_partitions`
+and answers its error branches, the cluster machine's `window` puts a leader's ISR change in
+flight while a member lags, and topics of more than two partitions are created. Each assertion
+names a point that an older generator never reached (two partitions at most, no create_partitions,
+no window), so each can fail."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.conformance.generator.cluster_machine import IDEAS, ClusterMachine
+
+from isrcheck import cli
+
+
+def coverage(level: str, runs: int, seed: int = 5) -> Counter[str]:
+    result = run_campaign(CampaignConfig(level=level, examples=runs, seed=seed, steps=40, stop_at_first=False))
+    assert not result.signatures, result.examples  # the reference against itself: nothing to find
+    return result.coverage
+
+
+def test_the_controller_machine_creates_partitions_and_takes_their_error_branches() -> None:
+    reached = coverage("controller", 40)
+    assert reached["create_partitions:NONE"] > 0
+    assert reached["create_partitions:INVALID_PARTITIONS"] > 0
+    assert reached["create_partitions:INVALID_REPLICA_ASSIGNMENT"] > 0
+
+
+def test_the_cluster_machine_holds_a_proposal_in_flight_while_a_member_lags() -> None:
+    reached = coverage("cluster", 30)
+    for point in ("leader:pending_shrink", "leader:pending_expand", "leader:pending_while_member_lags",
+                  "create_partitions:NONE", "broker:restarted", "broker:fenced"):
+        assert reached[point] > 0, (point, sorted(reached))
+
+
+@pytest.fixture
+def plain_mix() -> object:
+    ClusterMachine.ideas = frozenset()
+    yield
+    ClusterMachine.ideas = IDEAS
+
+
+def test_without_the_window_the_in_flight_lag_is_rarer(plain_mix: object) -> None:
+    """Same seed, same runs, the window switched off: the B08 state is reached in fewer runs (the
+    ideas switch works, and the window is what reaches it)."""
+    without = coverage("cluster", 30)["leader:pending_while_member_lags"]
+    ClusterMachine.ideas = IDEAS
+    with_window = coverage("cluster", 30)["leader:pending_while_member_lags"]
+    assert with_window > without, (with_window, without)
+
+
+def test_run_json_prints_the_campaign_coverage(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["run", "--adapter", "reference", "--examples", "5", "--steps", "20", "--seed", "3", "--json"])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["coverage"]["register_broker:NONE"] == 5  # every run registers its brokers
+    assert printed["coverage"]["create_topic:NONE"] == 5
