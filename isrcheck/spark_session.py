@@ -35,6 +35,10 @@ DEFAULT_CONF: dict[str, str] = {
     # the record checks make long generated methods; past 8000 bytes of bytecode HotSpot will not
     # JIT-compile a method, so Spark is told to split such stages instead (see its own docs)
     "spark.sql.codegen.hugeMethodLimit": "8000",
+    # the record check's projection over the whole nested record is too wide for one generated
+    # class: Janino fails on it (an ERROR and a stack trace on the console) and Spark falls back to
+    # the interpreted plan anyway, so wide stages are not compiled at all (same summary, same time)
+    "spark.sql.codegen.maxFields": "20",
 }
 
 # JVM-side logging to stderr. The root stays at WARN while the session starts — Spark announces
