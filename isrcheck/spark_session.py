@@ -8,6 +8,7 @@ the command prints its own one-line result rather than pages of JVM chatter.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -99,11 +100,21 @@ def check_spark(url: str | None) -> None:
         raise UsageError(problem)
 
 
+_log_config_path: Path | None = None
+
+
 def _log_config() -> Path:
-    path = Path(tempfile.gettempdir()) / "isrcheck-spark-log4j2.properties"
-    if not path.exists() or path.read_text() != _LOG4J2:
-        path.write_text(_LOG4J2)
-    return path
+    """The log4j2 file the JVMs read, one per isrcheck process and removed when it exits (a fixed
+    shared path stayed in the temp directory for good, and one process could rewrite it under
+    another's starting JVM)."""
+    global _log_config_path
+    if _log_config_path is None or not _log_config_path.exists():
+        handle, name = tempfile.mkstemp(prefix="isrcheck-spark-log4j2-", suffix=".properties")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(_LOG4J2)
+        _log_config_path = Path(name)
+        atexit.register(_log_config_path.unlink, missing_ok=True)
+    return _log_config_path
 
 
 def start_session(master: str | None = None, conf: Mapping[str, str] | None = None,

@@ -117,7 +117,10 @@ def test_summarize_then_report_end_to_end(tmp_path: Path) -> None:
     write_fixture(tmp_path / "records")
     program = ("import sys; from isrcheck import cli; "
                f"cli.COMMAND_MODULES = {OURS!r}; sys.exit(cli.main(sys.argv[1:]))")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "TMPDIR": str(scratch)}
 
     def run(*argv: object) -> subprocess.CompletedProcess[str]:
         # a process group of its own: whatever it leaves behind can be counted when it exits
@@ -126,6 +129,7 @@ def test_summarize_then_report_end_to_end(tmp_path: Path) -> None:
             stdout, stderr = process.communicate(timeout=600)
         left = group_members(process.pid)
         assert not left, f"isrcheck {argv[0]} left processes in its group: {left}"
+        assert not list(scratch.iterdir()), f"isrcheck {argv[0]} left temp files: {list(scratch.iterdir())}"
         return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
     summarized = run("summarize", tmp_path / "records", "--out", tmp_path / "out", "--master", "local[2]")
