@@ -8,7 +8,8 @@ class directory on the class path, so a rebuilt Kafka (or an edited harness) com
 an unchanged one starts at once. A missing JDK, Kafka home or jar is a one-line `UsageError`.
 
 Start-up: when every class path entry is a jar, the compiled harness is jarred too and, once per
-class path, one run of the harness that warms up and exits writes a class-data-sharing archive
+class path (its exact paths, sizes and mtimes, and the JVM build: what the JVM checks before
+mapping an archive), one run of the harness that warms up and exits writes a class-data-sharing archive
 (`-XX:ArchiveClassesAtExit`, JDK 13+) of every class it loaded; later JVMs map it
 (`-XX:SharedArchiveFile`) instead of loading, verifying and linking Kafka's classes again. On the
 2-core test machine that cut a start from 0.6 s to 0.35 s of CPU with no warm-up, 1.6 s to 1.1 s
@@ -19,6 +20,7 @@ build's `classes/java/main`) rules CDS out; the JVM then starts as before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -34,10 +36,13 @@ JAVA_SOURCES = Path(__file__).parent / "java"
 MAIN_CLASS = "org.apache.kafka.controller.IsrcheckHarness"
 REQUIRED_JARS = ("kafka-clients", "kafka-metadata", "kafka-server-common")
 """Jars the controller classes need: ReplicationControlManager & co. are in kafka-metadata."""
-JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m")
+JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m",
+               "-Xlog:disable", "-Xlog:all=warning:stderr")
 """Small heap, one GC thread, and only the C1 compiler: runs are short and the machine is shared —
 C2's compile threads cost more than they give back (in-JVM AlterPartition 1,000-2,200/s with C2,
-8,600-11,600/s C1-only, same loaded 2-core machine)."""
+8,600-11,600/s C1-only, same loaded 2-core machine). The JVM's own warnings go to stderr: by
+default unified logging writes them to stdout, which is the exec protocol's channel (a CDS archive
+the JVM could not map once printed `[warning][cds,dynamic] …` where `describe`'s reply belonged)."""
 
 
 @dataclass(frozen=True)
@@ -159,16 +164,31 @@ def harness_jar(classes: Path) -> Path:
     return jar
 
 
+def archive_key(jdk: Jdk, classpath: str) -> str:
+    """What a CDS archive is valid for: the JVM checks the exact class path and each jar's size and
+    mtime, and refuses an archive another JVM build wrote. The same Kafka release copied to another
+    directory or unpacked again (same content, so the same harness) needs an archive of its own."""
+    digest = hashlib.sha256(classpath.encode())
+    java = Path(os.path.realpath(jdk.java))
+    libjvm = java.parent.parent / "lib" / "server" / "libjvm.so"
+    for path in [java, libjvm, *(Path(entry) for entry in classpath.split(os.pathsep))]:
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            digest.update(f"\0{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
 def class_data_archive(jdk: Jdk, classpath: str, directory: Path) -> Path | None:
     """The CDS archive of the harness's classes for this class path, written once by a run of
     the harness that warms up and exits at once (end of stdin); None if it could not be."""
-    archive = directory / "classes.jsa"
-    failed = directory / "classes.jsa.failed"
+    key = archive_key(jdk, classpath)
+    archive = directory / f"classes-{key}.jsa"
+    failed = directory / f"classes-{key}.jsa.failed"
     if archive.exists():
         return archive
     if failed.exists():
         return None
-    work = directory / f"classes-{os.getpid()}.jsa"
+    work = directory / f"classes-{key}-{os.getpid()}.jsa.tmp"
     command = [jdk.java, *JVM_OPTIONS, f"-XX:ArchiveClassesAtExit={work}", "-cp", classpath, MAIN_CLASS]
     try:
         completed = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)

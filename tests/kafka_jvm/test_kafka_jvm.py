@@ -166,3 +166,31 @@ def test_a_release_class_path_starts_from_its_class_data_archive(kafka_39: Path,
     (tmp_path / "classes").mkdir()
     with_directory = launcher.harness_command([*launcher.kafka_home_classpath(kafka_39), tmp_path / "classes"])
     assert not [a for a in with_directory if a.startswith("-XX:SharedArchiveFile")]
+
+
+def test_the_same_release_moved_or_unpacked_again_gets_an_archive_the_jvm_can_map(
+        kafka_39: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same jars (same content, same compiled harness) at another path or with new mtimes: the
+    JVM refuses the first archive for them, so they get their own; and an archive the JVM cannot
+    map, whatever the reason, only slows the start: the JVM's complaint goes to stderr, never into
+    the protocol's stdout (where it once took the place of `describe`'s reply)."""
+    monkeypatch.setenv("ISRCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    home = tmp_path / "kafka"
+    (home / "libs").mkdir(parents=True)
+    for jar in (kafka_39 / "libs").glob("*.jar"):
+        (home / "libs" / jar.name).write_bytes(jar.read_bytes())
+    first = launcher.harness_command(launcher.kafka_home_classpath(home))
+    archive = Path(next(a for a in first if a.startswith("-XX:SharedArchiveFile=")).split("=", 1)[1])
+    clients = next((home / "libs").glob("kafka-clients-*.jar"))
+    os.utime(clients, ns=(clients.stat().st_atime_ns, clients.stat().st_mtime_ns + 10**9))
+    again = launcher.harness_command(launcher.kafka_home_classpath(home))
+    remade = Path(next(a for a in again if a.startswith("-XX:SharedArchiveFile=")).split("=", 1)[1])
+    assert remade != archive and remade.is_file()
+    mapped = subprocess.run([again[0], "-Xshare:on", "-Disrcheck.warmup=0", *again[1:]], capture_output=True,
+                            text=True, timeout=120, input='{"id":1,"method":"describe","params":{}}\n')
+    assert '"protocol":"isrcheck.exec/1"' in mapped.stdout, mapped.stderr[-500:]
+    stale = [f"-XX:SharedArchiveFile={archive}" if a == f"-XX:SharedArchiveFile={remade}" else a for a in again]
+    answered = subprocess.run([stale[0], "-Disrcheck.warmup=0", *stale[1:]], capture_output=True, text=True,
+                              timeout=120, input='{"id":1,"method":"describe","params":{}}\n')
+    assert answered.stdout.startswith('{"id":1'), answered.stdout[:300]
+    assert "archive" in answered.stderr.lower(), answered.stderr[-500:]

@@ -57,7 +57,7 @@ class Marked:
     def start(cls, args: Sequence[str], tmp_path: Path) -> Marked:
         mark = uuid.uuid4().hex
         tmpdir = tmp_path / "tmp"
-        tmpdir.mkdir()
+        tmpdir.mkdir(parents=True)
         env = {**os.environ, MARK: mark, "TMPDIR": str(tmpdir),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         process = subprocess.Popen([sys.executable, "-m", "isrcheck", *args], env=env, cwd=tmp_path,
