@@ -253,9 +253,20 @@ class KafkaClusterTarget(Target):
         while time.monotonic() < deadline:  # until every partition has a leader
             view = self.observe("partition", {"topic": topic, "partition": 0})
             if view.get("exists") and view.get("leader", -1) >= 0 and view.get("hw") is not None:
+                self.learn_topic(topic)
                 return {"error": "NONE"}
             time.sleep(0.3)
         return {"error": "TIMEOUT"}
+
+    def learn_topic(self, topic: str) -> None:
+        """Every producer learns the new topic's metadata now, while every broker answers. A
+        producer that first sends to a topic later, when a step has stopped some brokers, asks
+        whichever broker it picks for the metadata; a stopped one never answers, and after
+        `max_block_ms` the record fails unsent (KafkaTimeoutError) — a harness failure that
+        looked like the cluster's (the acks=1 record of `equal_epoch_steps` on 3.7.1, three times)."""
+        for producer in self.producers.values():
+            with contextlib.suppress(Exception):
+                producer.partitions_for(topic)
 
     def produce(self, args: Args) -> Result:
         topic, partition = str(args["topic"]), int(args.get("partition", 0))
