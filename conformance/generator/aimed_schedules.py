@@ -159,6 +159,11 @@ class AimedSchedules:
         elif what == "produce":
             self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 5, 2)})
             self.send("tick", {"ms": SETTLE_MS})
+        # The rest of the log arrives. A leader left behind the partition epoch it learned from
+        # answers would apply the next record of *equal* epoch over whatever it proposes next,
+        # and admit that member below the HW — Kafka's own behaviour (docs/real-kafka.md,
+        # "equal-epoch admission"), which P-HWV flags on the reference too: not this schedule's aim.
+        self.send("sync_metadata", {"broker": leader})
 
     def older_change(self, broker: int, key: tuple[str, int]) -> int | None:
         """The offset of the first change of `key` in the metadata `broker` has not applied yet,
