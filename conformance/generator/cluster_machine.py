@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-from isrcheck.conformance.generator.controller_machine import bits, step
+from isrcheck.conformance.generator.aimed_schedules import AimedSchedules
+from isrcheck.conformance.generator.controller_machine import bits
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator, ScheduleConfig
 from isrcheck.reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, ORDERED_KINDS, Cluster
@@ -55,7 +56,8 @@ ACTION_WEIGHTS = (
     ("events", 16), ("produce", 4), ("tick", 4), ("drop", 1), ("duplicate", 1), ("hold", 3), ("release", 2),
     ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
     ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
-    ("create_partitions", 1),
+    ("create_partitions", 1), ("diverge", 2), ("stale_metadata", 2),
+    ("reboot_in_flight", 2),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
@@ -63,12 +65,15 @@ rules starves of progress. `events` delivers up to four messages, so it weighs a
 ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
 SWARM_KINDS = (
     "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
-    "lag_metadata", "fence", "elect_preferred", "window", "create_partitions",
+    "lag_metadata", "fence", "elect_preferred", "window", "create_partitions", "diverge", "stale_metadata",
+    "reboot_in_flight",
 )
 """The fault kinds swarm testing switches off (Groce et al., "Swarm testing", ISSTA 2012): each run
 draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
 drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
 a mix where every fault is always possible breaks most windows before anything uses them."""
+AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight"})
+"""The actions of conformance/generator/aimed_schedules.py."""
 IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
              "fence_follower", "lag_leader_metadata", "produce")
 """What `window` does to the partition while its ISR proposal waits in flight (`in_window`)."""
@@ -83,14 +88,15 @@ def selector_args(chosen: Selector) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
-IDEAS = frozenset({"swarm", "window", "in_window"})
+IDEAS = frozenset({"swarm", "window", "in_window", "aimed"})
 """The generation ideas beyond the weighted mix, each of which bench/detect.py can switch off to
 measure it against the others on the same seeds: swarm testing (SWARM_KINDS), the `window` fault
 schedule aimed at an in-flight AlterPartition, and what it does inside that window (IN_WINDOW,
-with later writes and crashes favouring the window's partition)."""
+with later writes and crashes favouring the window's partition), and the schedules aimed at
+rarer interleavings (AIMED, conformance/generator/aimed_schedules.py)."""
 
 
-class ClusterMachine(RuleBasedStateMachine):
+class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
     context: ClassVar[MachineDriver]
     ideas: ClassVar[frozenset[str]] = IDEAS
 
@@ -103,9 +109,6 @@ class ClusterMachine(RuleBasedStateMachine):
         """The partition the last `window` aimed at: later writes and crashes favour it."""
         self.reference: Cluster = self.run.reference.cluster
         self.faults = Generator(self.reference, random.Random(0), ScheduleConfig(release=self.context.release))
-
-    def send(self, op: str, args: dict[str, Any]) -> None:
-        self.context.execute(self.run, step(op, args))
 
     def alive(self) -> list[int]:
         return [b for b, p in sorted(self.reference.brokers.items()) if p.alive]
@@ -125,6 +128,8 @@ class ClusterMachine(RuleBasedStateMachine):
             self.disabled = frozenset(kind for i, kind in enumerate(SWARM_KINDS) if bits(shape, 2 + i, 1))
         if "window" not in self.ideas:
             self.disabled |= {"window"}
+        if "aimed" not in self.ideas:
+            self.disabled |= AIMED
         for broker in BROKERS:
             self.send("register_broker", {"broker": broker})
             self.send("unfence_broker", {"broker": broker})
@@ -249,7 +254,7 @@ class ClusterMachine(RuleBasedStateMachine):
             self.fall_behind(key[1], fetches)
         self.focus = key[1] if "in_window" in self.ideas else None
         if "in_window" in self.ideas:
-            self.in_window(IN_WINDOW[bits(value, 4, 3)], state.leader, follower, value >> 7)
+            self.in_window(IN_WINDOW[bits(value, 4, 3)], state.leader, follower, held, value >> 7)
 
     def fall_behind(self, partition: int, fetches: dict[str, Any]) -> None:
         """A follower stops fetching while the leader appends one record (acks=1: nothing waits on
@@ -260,12 +265,12 @@ class ClusterMachine(RuleBasedStateMachine):
         self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
         self.send("tick", {"ms": WINDOW_LAG_MS})
 
-    def in_window(self, what: str | None, leader: int, follower: int, value: int) -> None:
+    def in_window(self, what: str | None, leader: int, follower: int, held: Selector, value: int) -> None:
         """What happens to the partition while its proposal waits (IN_WINDOW): the follower falls
         behind again (and a client writes what it lacks) or catches up, crashes (losing data where
-        the fault model allows) and comes back as a new incarnation, shuts down, is fenced; the
-        leader's metadata freezes; a client writes to the partition. The rest (the answer arriving,
-        the leader crashing) the actions that follow provide."""
+        the fault model allows) and comes back as a new incarnation before the proposal arrives,
+        shuts down, is fenced; the leader's metadata freezes; a client writes to the partition.
+        The rest (the answer arriving, the leader crashing) the actions that follow provide."""
         fetches = selector_args(Selector(FETCH, follower, None))
         alive = self.reference.brokers.get(follower)
         if what == "lag_follower":  # long enough not to count as caught up any more (B25's rule)
@@ -276,12 +281,17 @@ class ClusterMachine(RuleBasedStateMachine):
             self.send("release", fetches)
         elif what == "reboot_follower" and alive is not None and alive.alive:
             lose = LOSE_NONE
-            if self.faults.loss_allowed():
-                lose = LOSE_DISK if bits(value, 0, 1) else LOSE_UNFLUSHED
+            if self.faults.loss_allowed():  # mostly the whole disk: nothing of what it caught up survives
+                lose = LOSE_UNFLUSHED if bits(value, 0, 2) == 0 else LOSE_DISK
                 self.faults.lossy.add(follower)
+            self.send("hold", fetches)
             self.send("crash", {"broker": follower, "lose": lose})
             self.send("tick", {"ms": TICKS[2]})
             self.send("restart", {"broker": follower})
+            # the new incarnation registers and is unfenced, its fetches still held; then the
+            # held proposal (or its answer), which named the old one, arrives (KIP-903, KAFKA-14139)
+            self.send("tick", {"ms": TICKS[2]})
+            self.send("release", selector_args(held))
         elif what == "shutdown_follower" and alive is not None and alive.status == "running":
             self.send("controlled_shutdown", {"broker": follower})
         elif what == "fence_follower":
@@ -352,7 +362,8 @@ class ClusterMachine(RuleBasedStateMachine):
             self.context.finish_run(self.run)
 
 
-OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold"}
+OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold",
+             "diverge": "crash", "stale_metadata": "sync_metadata", "reboot_in_flight": "duplicate"}
 """The step operation an action sends, where the names differ (a target may refuse an operation)."""
 
 

@@ -11,7 +11,9 @@ and controller mutants classes). A controller-level mutant also runs in the clus
 Every cluster-level entry is proven in tests/mutants/test_cluster_mutants.py: its scenario (or
 seeds) break one of `breaks` and pass on the reference. `breaks` is bugs.md's list, plus P-ELIG for
 B09: a follower whose diverging fetch counted as progress is proposed without the leader's records,
-which breaks P-ELIG's "the one that caught up" conjunct at the admission itself. Mutants that are expressible but whose
+which breaks P-ELIG's "the one that caught up" conjunct at the admission itself; and P-HWV for B01L:
+the empty incarnation the controller admits is, from that step on, an ISR member below the leader's
+HW (StrongIsr), which generation sees at the same step as P-ELIG. Mutants that are expressible but whose
 effect the model cannot show (equivalent mutants) are listed apart, with the reason, in
 `EQUIVALENT`."""
 
@@ -67,7 +69,7 @@ def _cluster(mutant_id: str, title: str, source: str, breaks: tuple[str, ...], *
 
 CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B01L", "leader proposes the ISR without member broker epochs (no KIP-903 check possible)",
-             "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK"), *_leader(km.ProposalWithoutBrokerEpochs())),
+             "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK", "P-HWV"), *_leader(km.ProposalWithoutBrokerEpochs())),
     _cluster("B03a", "leader proposes a follower its cache shows fenced or shutting down (with B02's controller)",
              "KAFKA-13916 / KIP-841", ("P-ELIG",), *_leader(km.ProposesIneligibleReplicas()),
              ("controller_class", cm.AcceptsFencedAndShuttingDown)),

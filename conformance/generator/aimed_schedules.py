@@ -1,0 +1,223 @@
+"""Fault schedules aimed at interleavings that a machine stringing single draws together almost
+never builds (issue 16: reach the rare interleavings by design): each is one action of the
+cluster machine (`ClusterMachine`), a short fixed sequence of ordinary steps whose targets
+(partition, broker, what happens in the window it opens) are drawn relative to the reference's
+current state, so that shrinking can delete it whole.
+
+* `diverge` — a leader's records that no follower has, then a new leader: the old leader's first
+  Fetch is answered with a diverging epoch (truncation on fetch, KIP-279 / KAFKA-10554), and
+  something happens to it while that answer is in flight (`DIVERGE_WINDOW`).
+* `reboot_in_flight` — a follower restarts while its last Fetch is still on the wire, and that
+  Fetch of the old incarnation arrives after the new incarnation's (KIP-903 / KAFKA-15221).
+* `stale_metadata` — a leader whose metadata lags learns its ISR changes from AlterPartition
+  answers, then applies the metadata log only up to an older change of the partition
+  (leader.md §10: the partition epoch, not the log position, decides what is current).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from isrcheck.conformance.generator.controller_machine import bits, step
+from isrcheck.conformance.generator.driver import MachineDriver
+from isrcheck.conformance.generator.schedule import Generator
+from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
+from isrcheck.reference_impl.rpc import FETCH, FETCH_RESPONSE
+from isrcheck.reference_impl.state import PartitionChangeRecord
+
+TOPIC = "t"
+SESSION_EXPIRY_MS = 3000
+"""Past the machine's broker session timeout (1000 ms) and the election it causes."""
+SETTLE_MS = 1000
+"""A restarted broker registers, catches up on metadata, is unfenced and sends its first Fetch."""
+LAG_MS = 5000
+"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) and the isr-expiration period."""
+DIVERGE_WINDOW = ("rolling_restart", "rolling_restart", "crash", "lag_metadata", "answer")
+"""What happens to the deposed leader while the diverging answer to its first Fetch is on the
+wire: a controlled shutdown and restart (KAFKA-14704: a broker that stops fetching never gets to
+truncate), a crash, frozen metadata, or nothing (the answer simply arrives)."""
+
+STALE_WINDOW = ("lag_follower", "lag_follower", "produce", "nothing")
+"""What follows the stale delivery: the follower that left and rejoined falls behind again
+(while its leader may believe it out of the ISR already), a client writes, or nothing."""
+
+FETCH_WAIT_MS = (50, 250)
+"""How long a follower goes on fetching after a write before its Fetches are held: within the
+flush interval (500 ms), so that some of what it fetched is not flushed when it crashes."""
+
+
+def fetches_from(broker: int) -> dict[str, Any]:
+    return {"kind": FETCH, "from": broker}
+
+
+class AimedSchedules:
+    """The schedules; `ClusterMachine` supplies the driver, the run and the reference cluster."""
+
+    context: MachineDriver
+    run: Any
+    reference: Cluster
+    faults: Generator
+
+    def send(self, op: str, args: dict[str, Any]) -> None:
+        self.context.execute(self.run, step(op, args))
+
+    def running(self, broker: int) -> bool:
+        process = self.reference.brokers.get(broker)
+        return process is not None and process.status == "running"
+
+    def clean_network(self) -> None:
+        """Start from no holds and no metadata lag: a schedule behind older holds has nothing to
+        race against."""
+        if self.reference.network.holds or self.reference.metadata_holds:
+            self.send("release", {})
+
+    def partition_key(self, value: int) -> tuple[str, int]:
+        count = sum(1 for topic, _ in self.reference.controller.partitions if topic == TOPIC)
+        return TOPIC, value % max(1, count)
+
+    # ------------------------------------------------------------------ diverging epoch
+
+    def diverge(self, value: int) -> None:
+        """The leader of a partition appends records (acks=1) that its followers do not fetch,
+        crashes, and another ISR member is elected and commits records of its own; the old
+        leader restarts with its first Fetch held — that Fetch's answer carries a diverging epoch
+        and the new leader's HW, and the old leader must truncate before it believes that HW
+        (leader.md §7, §13). Then `DIVERGE_WINDOW` decides what the old leader does while the
+        answer is on its way."""
+        key = self.partition_key(bits(value, 0, 2))
+        state = self.reference.controller.partitions.get(key)
+        if state is None or state.leader < 0 or not self.running(state.leader):
+            return
+        old = state.leader
+        if not any(b != old and self.running(b) for b in state.isr):
+            return
+        self.clean_network()
+        # no scheduler event runs between the two steps: no follower fetches the records
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 2, 2)})
+        self.send("crash", {"broker": old, "lose": LOSE_NONE})
+        self.send("tick", {"ms": SESSION_EXPIRY_MS})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 4, 2)})
+        self.send("hold", fetches_from(old))
+        self.send("restart", {"broker": old})
+        self.send("tick", {"ms": SETTLE_MS})
+        what = DIVERGE_WINDOW[bits(value, 6, 3) % len(DIVERGE_WINDOW)]
+        if what == "rolling_restart" and self.running(old):
+            self.send("controlled_shutdown", {"broker": old})
+            self.send("release", fetches_from(old))
+            self.send("tick", {"ms": SETTLE_MS})
+            process = self.reference.brokers.get(old)
+            if process is not None and not process.alive:
+                self.send("restart", {"broker": old})
+                self.send("tick", {"ms": SETTLE_MS})
+            return
+        if what == "crash" and self.running(old):
+            self.send("release", fetches_from(old))
+            self.send("events", {"seed": value, "count": 1 + bits(value, 9, 2)})
+            if self.running(old):
+                self.send("crash", {"broker": old, "lose": LOSE_NONE})
+            return
+        if what == "lag_metadata":
+            self.send("lag_metadata", {"broker": old})
+        self.send("release", fetches_from(old))
+
+    # ------------------------------------------------------------------ stale metadata
+
+    def stale_metadata(self, value: int) -> None:
+        """A leader's metadata freezes; one of its followers falls behind (the leader commits the
+        shrink through the AlterPartition answer) and catches up again (the expansion, likewise):
+        the leader's partition epoch is now two changes ahead of its metadata. The metadata then
+        arrives only up to the older of those changes (`older_change`): a leader that applied it
+        would take back the ISR without the follower (leader.md §10). `STALE_WINDOW` decides
+        what follows."""
+        key = self.partition_key(bits(value, 0, 2))
+        state = self.reference.controller.partitions.get(key)
+        if state is None or state.leader < 0 or not self.running(state.leader):
+            return
+        leader = state.leader
+        followers = [b for b in state.isr if b != leader and self.running(b)]
+        if not followers:
+            return
+        follower = followers[bits(value, 2, 1) % len(followers)]
+        fetches = fetches_from(follower)
+        self.clean_network()
+        self.send("lag_metadata", {"broker": leader})
+        self.send("hold", fetches)
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
+        self.send("tick", {"ms": LAG_MS})
+        self.send("release", fetches)
+        self.send("tick", {"ms": SETTLE_MS})
+        offset = self.older_change(leader, key)
+        if offset is None:
+            return
+        self.send("sync_metadata", {"broker": leader, "offset": offset})
+        what = STALE_WINDOW[bits(value, 3, 2)]
+        if what == "lag_follower":
+            self.send("hold", fetches)
+            self.send("tick", {"ms": LAG_MS})
+            self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 5, 2)})
+            self.send("tick", {"ms": SETTLE_MS})
+        elif what == "produce":
+            self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 5, 2)})
+            self.send("tick", {"ms": SETTLE_MS})
+        # The rest of the log arrives. A leader left behind the partition epoch it learned from
+        # answers would apply the next record of *equal* epoch over whatever it proposes next,
+        # and admit that member below the HW — Kafka's own behaviour (docs/real-kafka.md,
+        # "equal-epoch admission"), which P-HWV flags on the reference too: not this schedule's aim.
+        self.send("sync_metadata", {"broker": leader})
+
+    def older_change(self, broker: int, key: tuple[str, int]) -> int | None:
+        """The offset of the first change of `key` in the metadata `broker` has not applied yet,
+        if a later one follows it (else there is nothing older to deliver)."""
+        process = self.reference.brokers.get(broker)
+        if process is None or not process.alive:
+            return None
+        reference = self.reference
+        changes = [
+            offset for offset, record in reference.metadata_records(process.cache.offset, reference.metadata_end())
+            if isinstance(record, PartitionChangeRecord) and (record.topic, record.partition) == key
+        ]
+        return changes[0] if len(changes) > 1 else None
+
+    # ------------------------------------------------------------------ a previous incarnation's Fetch
+
+    def reboot_in_flight(self, value: int) -> None:
+        """A follower fetches a write, and its next Fetch is held; it crashes (losing what it
+        had not flushed, where the fault model allows) and restarts as a new incarnation, whose
+        first Fetch is held too. On the wire the old incarnation's Fetch goes behind the new
+        one's (a late copy; the original lost), and the answers to the follower are held: the
+        leader sees the new incarnation, then the old one's higher offset (KIP-903, KAFKA-15221:
+        a Fetch from an older broker epoch must not count). Optionally another member lags
+        meanwhile, holding the HW where the new incarnation can rejoin at once; then everything
+        is released."""
+        key = self.partition_key(bits(value, 0, 2))
+        state = self.reference.controller.partitions.get(key)
+        if state is None or state.leader < 0 or not self.running(state.leader):
+            return
+        leader = state.leader
+        followers = [b for b in state.isr if b != leader and self.running(b)]
+        if not followers:
+            return
+        follower = followers[bits(value, 2, 1) % len(followers)]
+        others = [r for r in state.replicas if r not in (leader, follower)]
+        self.clean_network()
+        if others and bits(value, 3, 1) == 0:
+            self.send("hold", fetches_from(others[0]))
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 4, 2)})
+        self.send("tick", {"ms": FETCH_WAIT_MS[bits(value, 6, 1)]})
+        self.send("hold", fetches_from(follower))
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        lose = LOSE_NONE
+        if self.faults.loss_allowed():
+            lose = LOSE_UNFLUSHED
+            self.faults.lossy.add(follower)
+        self.send("crash", {"broker": follower, "lose": lose})
+        self.send("tick", {"ms": SESSION_EXPIRY_MS})
+        self.send("restart", {"broker": follower})
+        self.send("tick", {"ms": SETTLE_MS})
+        self.send("duplicate", {"kind": FETCH, "from": follower, "count": 1})
+        self.send("drop", {"kind": FETCH, "from": follower, "count": 1})
+        self.send("hold", {"kind": FETCH_RESPONSE, "to": follower})
+        self.send("release", fetches_from(follower))
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("release", {})
+        self.send("tick", {"ms": SETTLE_MS})
