@@ -93,8 +93,8 @@ class Message(NamedTuple):
 
     A NamedTuple rather than a frozen dataclass (the envelope, not a protocol value: the payloads
     stay frozen dataclasses): a campaign builds one per scheduler event or so, and a frozen
-    dataclass's per-field `object.__setattr__` made building it several times dearer than the
-    tuple (docs/performance.md)."""
+    dataclass's per-field `object.__setattr__` made building it dearer than the tuple
+    (docs/performance.md)."""
 
     id: int
     kind: str

@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 
 class Timer(NamedTuple):
-    """An immutable entry of the queue. A NamedTuple rather than a frozen dataclass: a campaign
-    sets one every few scheduler events, and a frozen dataclass's per-field `object.__setattr__`
-    made building it several times dearer than the tuple (docs/performance.md)."""
+    """An immutable entry of the queue. A NamedTuple rather than a frozen dataclass: a cluster
+    step sets about twelve, and a frozen dataclass's per-field `object.__setattr__`
+    made building it dearer than the tuple (docs/performance.md)."""
 
     due_ms: int
     kind: str
