@@ -1,7 +1,8 @@
 """Benchmark: AlterPartition round trips per second through kafka-wire against serve-controller on
 loopback (target ≥ 2,000/s), and the engine's steps per second over the wire.
 
-    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--lengths 40,400] [--kafka-home DIR] [--json]
+    python bench/wire.py [--seconds 5] [--kafka 3.9] [--examples 40] [--lengths 40,400] [--kafka-home DIR]
+                         [--ports 25000-25999] [--json]
 
 Three figures for AlterPartition (each a leader toggling its ISR between [1,2,3] and [1,2] with
 the epochs of the previous answer, so every request writes one PartitionChangeRecord):
@@ -20,7 +21,8 @@ log grows with every run): the engine's steps per second must not fall with the 
 length (the issue-18 target; every run once reconnected and replayed the whole log). The last
 tenth of the longest campaign is also shown on its own.
 
-Servers listen on a free port of 25000–25999.
+Servers listen on a free port of ``--ports`` (default 25000–25999; helpers sharing the machine
+each pass their own range).
 
 With ``--kafka-home DIR`` (a real Kafka distribution of that release, e.g. ../shared/kafka/3.9)
 the same campaign also runs against a real controller-only node on loopback (`kafka-local`,
@@ -51,6 +53,16 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 PORTS = range(25000, 26000)
 
 
+def port_range(text: str) -> range | None:
+    """`LOW-HIGH`, inclusive; None unless it is a non-empty range of TCP ports."""
+    low, _, high = text.partition("-")
+    try:
+        ports = range(int(low), int(high) + 1)
+    except ValueError:
+        return None
+    return ports if ports and ports.start >= 1 and ports.stop <= 65536 else None
+
+
 def free_port() -> int:
     for port in PORTS:
         with socket.socket() as probe:
@@ -59,7 +71,7 @@ def free_port() -> int:
             except OSError:
                 continue
             return port
-    raise SystemExit("no free port in 25000-25999")
+    raise SystemExit(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 def start_server(release: str, log_dir: str) -> tuple[subprocess.Popen[str], int]:
@@ -197,8 +209,15 @@ def main() -> int:
     parser.add_argument("--parts", default="alter_partition,engine,lengths",
                         help="which figures (default all: alter_partition,engine,lengths)")
     parser.add_argument("--kafka-home", help="also run the engine against a real controller from this KAFKA_HOME")
+    parser.add_argument("--ports", default="25000-25999", help="servers listen on a free port of LOW-HIGH")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    global PORTS
+    ports = port_range(args.ports)
+    if ports is None:
+        print(f"bench/wire.py: --ports wants LOW-HIGH within 1-65535, not {args.ports!r}", file=sys.stderr)
+        return 2
+    PORTS = ports
     report: dict[str, Any] = {"kafka": args.kafka, "cpus": os.cpu_count()}
     wanted = set(args.parts.split(","))
     parts: list[tuple[str, Any]] = [

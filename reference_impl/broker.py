@@ -125,9 +125,8 @@ class Broker:
         return self.cluster.send(kind, self.id, dst, payload, correlation, self.serial, dst_serial)
 
     def schedule(self, delay_ms: int, kind: str, key: int = 0, generation: int = 0) -> None:
-        self.cluster.timers.schedule(
-            Timer(self.cluster.now_ms + delay_ms, kind, self.id, self.serial, key, generation)
-        )
+        cluster = self.cluster
+        cluster.timers.schedule(Timer(cluster.now_ms + delay_ms, kind, self.id, self.serial, key, generation))
 
     def partition(self, tp: TopicPartition) -> Partition:
         partition = self.partitions.get(tp)

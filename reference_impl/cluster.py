@@ -236,13 +236,14 @@ class Cluster:
             return
         assert isinstance(dst, int)
         process = self.brokers.get(dst)
+        kind = message.kind
         if process is None or not process.alive or (message.dst_serial and message.dst_serial != process.serial):
-            if message.kind == METADATA:
+            if kind == METADATA:
                 self._metadata_done(dst, message.id)
-            elif message.kind in REQUEST_KINDS:
+            elif kind in REQUEST_KINDS:
                 self._lost(message)
             return
-        if message.kind == METADATA:
+        if kind == METADATA:
             self._metadata_done(dst, message.id)
         process.receive(message)
 
@@ -344,18 +345,22 @@ class Cluster:
         """Deliver every deliverable message in send order and fire timers due now, until quiet."""
         count = 0
         network = self.network
+        inflight = network.inflight
         timers = self.timers
+        limit = self.quiescence_limit if max_events is None else max_events
         while True:
-            message = network.oldest_deliverable()
-            if message is not None:
-                self.deliver(message)
+            if inflight and not network.holds:
+                self.deliver(next(iter(inflight.values())))
             else:
-                due = timers.next_due()
-                if due is None or due > self.now_ms:
-                    return count
-                self._fire(timers.pop())
+                message = network.oldest_deliverable() if inflight else None
+                if message is not None:
+                    self.deliver(message)
+                else:
+                    due = timers.next_due()
+                    if due is None or due > self.now_ms:
+                        return count
+                    self._fire(timers.pop())
             count += 1
-            limit = self.quiescence_limit if max_events is None else max_events
             if count > limit:
                 raise QuiescenceError(f"no quiescence after {limit} events at t={self.now_ms}")
 

@@ -53,6 +53,7 @@ from .state import (
     PartitionRecord,
     PartitionState,
     RegisterBrokerRecord,
+    RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
     merge,
@@ -121,6 +122,13 @@ class Controller:
                 self.topic_ids[record.name] = record.topic_id
                 self.topic_names[record.topic_id] = record.name
                 self.topic_configs[record.name] = dict(record.configs)
+            case RemoveTopicRecord():
+                del self.topic_ids[record.name]
+                del self.topic_names[record.topic_id]
+                self.topic_configs.pop(record.name, None)
+                self.topic_rules.pop(record.name, None)
+                for key in [k for k in self.partitions if k[0] == record.name]:
+                    del self.partitions[key]
             case RegisterBrokerRecord():
                 registration = record.registration
                 self.brokers[registration.broker] = registration
@@ -584,6 +592,28 @@ class Controller:
         topic_id = str(uuid.uuid5(_TOPIC_ID_NAMESPACE, f"{topic}/{self.next_offset}"))
         self.append([TopicRecord(topic, topic_id, tuple(sorted(configs.items()))), *partition_records])
         return Error.NONE
+
+    def delete_topics(self, topics: Sequence[str]) -> dict[str, Error]:
+        """DeleteTopics by name (Kafka 3.9 `ControllerApis.deleteTopics`, then
+        `ReplicationControlManager.deleteTopics`): a name given twice is INVALID_REQUEST, an unknown
+        one UNKNOWN_TOPIC_OR_PARTITION; every other topic gets one RemoveTopicRecord, all of them
+        in one atomic batch. Replaying it forgets the topic's partitions, so they no longer count
+        for anything that walks the partitions (a leaderless one is no longer elected on every
+        later unfencing, `handleBrokerUnfenced`)."""
+        results: dict[str, Error] = {}
+        records: list[MetadataRecord] = []
+        for name in topics:
+            if name in results:
+                results[name] = Error.INVALID_REQUEST
+            elif name not in self.topic_ids:
+                results[name] = Error.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                results[name] = Error.NONE
+        for name, error in results.items():
+            if error is Error.NONE:
+                records.append(RemoveTopicRecord(name, self.topic_ids[name]))
+        self.append(records)
+        return results
 
     def create_partitions(self, topic: str, count: int, assignment: Sequence[Sequence[int]]) -> Error:
         if topic not in self.topic_ids:

@@ -12,6 +12,7 @@ from .state import (
     PartitionRecord,
     PartitionState,
     RegisterBrokerRecord,
+    RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
     merge,
@@ -44,6 +45,11 @@ class MetadataCache:
             case TopicRecord():
                 self.topic_ids[record.name] = record.topic_id
                 self.topic_configs[record.name] = dict(record.configs)
+            case RemoveTopicRecord():
+                self.topic_ids.pop(record.name, None)
+                self.topic_configs.pop(record.name, None)
+                for key in [k for k in self.partitions if k[0] == record.name]:
+                    del self.partitions[key]
             case RegisterBrokerRecord():
                 self.brokers[record.registration.broker] = record.registration
             case BrokerRegistrationChangeRecord():

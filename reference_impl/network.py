@@ -70,11 +70,13 @@ class Network:
 
     def oldest_deliverable(self) -> Message | None:
         if not self.holds:
-            for message in self.inflight.values():
-                return message
-            return None
+            return next(iter(self.inflight.values()), None)
+        held = self._held
         for message in self.inflight.values():
-            if not self.is_held(message):
+            verdict = held.get((message.kind, message.src, message.dst))
+            if verdict is None:
+                verdict = self.is_held(message)
+            if not verdict:
                 return message
         return None
 

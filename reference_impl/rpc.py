@@ -8,6 +8,7 @@ values (`isrcheck.reference_impl.messages`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import Error
 from .replica_log import Record
@@ -85,11 +86,15 @@ class MetadataNotice:
     committed log up to its end (a KRaft metadata fetch answered with what is committed then)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One RPC in flight. `correlation` is the request's id on a response; `src_serial` and
     `dst_serial` name broker incarnations (0 = the controller / any), so a response to an
-    incarnation that has since crashed is not delivered to its successor."""
+    incarnation that has since crashed is not delivered to its successor.
+
+    A NamedTuple rather than a frozen dataclass (the envelope, not a protocol value: the payloads
+    stay frozen dataclasses): a campaign builds one per scheduler event or so, and a frozen
+    dataclass's per-field `object.__setattr__` made building it dearer than the tuple
+    (docs/performance.md)."""
 
     id: int
     kind: str

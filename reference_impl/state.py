@@ -77,6 +77,16 @@ class TopicRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveTopicRecord:
+    """DeleteTopics (`ReplicationControlManager.deleteTopic`, Kafka 3.9): on replay the topic, its
+    partitions and its configs are gone (`replay(RemoveTopicRecord)`). Kafka's record carries the
+    id only; the name is kept here as every other reference record keys topics by name."""
+
+    name: str
+    topic_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionRecord:
     topic: str
     partition: int
@@ -122,6 +132,7 @@ class UnregisterBrokerRecord:
 
 MetadataRecord = (
     TopicRecord
+    | RemoveTopicRecord
     | PartitionRecord
     | PartitionChangeRecord
     | RegisterBrokerRecord

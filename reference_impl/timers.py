@@ -6,11 +6,14 @@ incarnation serial and a generation token that the owner checks when it fires.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Timer:
+class Timer(NamedTuple):
+    """An immutable entry of the queue. A NamedTuple rather than a frozen dataclass: a cluster
+    step sets about twelve, and a frozen dataclass's per-field `object.__setattr__`
+    made building it dearer than the tuple (docs/performance.md)."""
+
     due_ms: int
     kind: str
     """`heartbeat`, `isr_expiration`, `fetch`, `alter_partition_retry`, `produce_timeout`, `flush`."""

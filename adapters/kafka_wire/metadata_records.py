@@ -30,6 +30,7 @@ from isrcheck.reference_impl.state import (
     PartitionRecord,
     PartitionState,
     RegisterBrokerRecord,
+    RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
 )
@@ -123,6 +124,8 @@ def reference_entries(offset: int, record: MetadataRecord, topic_ids: Mapping[st
                 for k, v in record.configs
             ]
             return entries
+        case RemoveTopicRecord():
+            return [MetadataEntry(offset, "REMOVE_TOPIC_RECORD", 0, {"topicId": kafka_uuid(record.topic_id)})]
         case PartitionRecord():
             data = {"partitionId": record.partition, "topicId": kafka_uuid(topic_ids[record.topic]),
                     **_partition_data(record.state)}

@@ -9,7 +9,8 @@ AlterPartitionReassignments. State is observed by replaying the controller's met
 What makes a real-time controller mean what the logical-time reference means:
 
 * **fresh system per run** — each `open` takes a new `RunNamespace` (broker ids, topic names)
-  and registers one extra *anchor* broker; `close` unregisters every ghost of the run;
+  and registers one extra *anchor* broker; `close` deletes the run's topics (DeleteTopics) and
+  unregisters every ghost of the run, so a long-lived controller does not grow with the campaign;
 * **sessions** — the reference never lets time pass, so no session expires on its own; the
   ghosts heartbeat in the background without changing state (UNFENCED: same flags and offset;
   FENCED: WantFence; CONTROLLED_SHUTDOWN: only while the anchor reports an offset below every
@@ -24,6 +25,7 @@ What makes a real-time controller mean what the logical-time reference means:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import threading
 import time
@@ -62,6 +64,7 @@ from isrcheck.adapters.wire.apis import (
     ALTER_PARTITION_REASSIGNMENTS,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
+    DELETE_TOPICS,
     DESCRIBE_CLUSTER,
     ELECT_LEADERS,
     UNREGISTER_BROKER,
@@ -78,6 +81,8 @@ SYNC_REUSE_S = 0.02
 """A look within this long after the previous one, with no request sent in between, reuses it: the
 log only grows by what requests cause, plus NoOps and session expiries, which nothing needs to see
 within 20 ms (waits for an expiry look again every 50 ms)."""
+NULL_TOPIC_ID = uuid.UUID(int=0)
+"""A DeleteTopics v6 entry that names its topic carries the zero id (`ControllerApis.deleteTopics`)."""
 REQUEST_TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=30))
 """The admin RPCs' own timeout field (the controller answers long before)."""
 UNKNOWN_TOPIC_ID = uuid.UUID("0badc0de-0000-4000-8000-000000000000")
@@ -153,11 +158,13 @@ class KafkaWireTarget(Target):
             if self.ns is None:
                 return
             ghosts = [*self.ghosts.values(), *([self.anchor] if self.anchor else [])]
-            self.ns = None
+            ns, self.ns = self.ns, None
             for ghost in ghosts:
                 ghost.session = Session.NONE
             if self.connection is not None and not self.connection.closed:
                 self.sync()
+                with contextlib.suppress(TargetFailure):
+                    self.delete_topics(sorted(t for t in self.image.topic_ids if t.startswith(ns.topic_prefix)))
                 for ghost in ghosts:
                     if self.image.broker(ghost.broker_id) is not None:
                         try:
@@ -165,6 +172,23 @@ class KafkaWireTarget(Target):
                         except TargetFailure:
                             break
             self.ghosts, self.anchor = {}, None
+
+    def delete_topics(self, names: list[str]) -> None:
+        """The run cleans up after itself on a long-lived controller: its topics are deleted
+        (DeleteTopics → `RemoveTopicRecord`, Kafka 3.9 `ReplicationControlManager.deleteTopic`)
+        before its brokers are unregistered. Left behind, their partitions would go leaderless
+        with the brokers, and every later unfencing walks every leaderless partition of the
+        controller (`handleBrokerUnfenced`): a campaign would slow down with its length."""
+        if not names:
+            return
+        classes = self.classes(DELETE_TOPICS)
+        if classes.api_version >= 6:
+            state_cls = nested_class(classes.request, "DeleteTopicState")
+            request = classes.request(topics=tuple(state_cls(name=n, topic_id=NULL_TOPIC_ID) for n in names),
+                                      timeout=_timeout())
+        else:
+            request = classes.request(topic_names=tuple(names), timeout=_timeout())
+        self.send(request)
 
     def shutdown(self) -> None:
         """End the session: stop heartbeats, close the connection, stop what the provider started —

@@ -10,8 +10,8 @@ BrokerRegistration and BrokerHeartbeat ranges likewise).
 Registration admission that the reference model leaves to the wire (§4.1 checks 2, 5, 6:
 cluster id, log directories, feature ranges) is checked here, because a fake broker that
 gets them wrong must see what a real controller would answer. Not modelled: automatic replica
-placement (CreateTopics/CreatePartitions need explicit assignments, as §5 recommends),
-reassignment cancellation, authorization, DescribeCluster broker endpoints.
+placement (CreateTopics/CreatePartitions need explicit assignments, as §5 recommends), DeleteTopics
+by topic id, reassignment cancellation, authorization, DescribeCluster broker endpoints.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from isrcheck.adapters.wire.apis import (
     BROKER_REGISTRATION,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
+    DELETE_TOPICS,
     DESCRIBE_CLUSTER,
     ELECT_LEADERS,
     UNREGISTER_BROKER,
@@ -199,6 +200,33 @@ class ReferenceControllerHandler(BaseHandler):
         configs = {c.name: c.value for c in topic.configs if c.value is not None}
         error = controller.create_topic(topic.name, [list(a.broker_ids) for a in ordered], configs)
         return error, None
+
+    def handle_delete_topics(self, request: Any, api_version: int) -> Any:
+        """DeleteTopics by name (Kafka 3.9 `ControllerApis.deleteTopics`): v1–v5 name topics in
+        `topic_names`, v6 in `topics` (a name with the zero id). By id alone is not served: the
+        adapters delete by name."""
+        response_cls = lookup(DELETE_TOPICS, api_version).response
+        result_cls = nested_class(response_cls, "DeletableTopicResult")
+        if api_version >= 6:  # kio reads the zero id as None
+            by_name = [t.name is not None and t.topic_id in (None, NULL_UUID) for t in request.topics]
+            names = [t.name for t, named in zip(request.topics, by_name, strict=True) if named]
+            refused = [t for t, named in zip(request.topics, by_name, strict=True) if not named]
+        else:
+            names, refused = list(request.topic_names), []
+        with self.served.event() as controller:
+            ids = {name: controller.topic_ids.get(name) for name in names}
+            errors = controller.delete_topics(names)
+        results = [
+            build(result_cls, name=name, error_code=code(error), error_message=None,
+                  topic_id=uuid.UUID(ids[name]) if error is Error.NONE and ids[name] else NULL_UUID)
+            for name, error in errors.items()
+        ]
+        results += [
+            build(result_cls, name=t.name, topic_id=t.topic_id, error_code=code(Error.INVALID_REQUEST),
+                  error_message="serve-controller deletes topics by name only")
+            for t in refused
+        ]
+        return build(response_cls, throttle_time=NO_THROTTLE, responses=tuple(results))
 
     def handle_create_partitions(self, request: Any, api_version: int) -> Any:
         response_cls = lookup(CREATE_PARTITIONS, api_version).response

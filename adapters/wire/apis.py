@@ -1,12 +1,12 @@
 """The single table mapping (API key, version) to kio request/response entity classes.
 
 Only the APIs a fake broker or a fake controller needs are listed (controller.md §9.1, §9.2):
-ApiVersions, BrokerRegistration, BrokerHeartbeat, UnregisterBroker, CreateTopics,
+ApiVersions, BrokerRegistration, BrokerHeartbeat, UnregisterBroker, CreateTopics, DeleteTopics,
 CreatePartitions, AlterPartition, ElectLeaders, AlterPartitionReassignments and DescribeCluster.
 Version ranges are what kio 0.6.5 ships (its schemas come from a Kafka 4.x tree), plus
 AlterPartition v0/v1 from :mod:`isrcheck.adapters.wire.kio_ext` because 3.3-3.9 controllers still serve
 them (controller.md §2.1).  CreateTopics starts at v2 because kio has no v0/v1 (Kafka 4.0 removed
-them); every controller since 3.3 accepts v2+.
+them); every controller since 3.3 accepts v2+. DeleteTopics starts at v1 likewise (kio has no v0).
 
 The request and response header versions are not stored here: each kio class carries them in
 ``__header_schema__`` (flexible versions use request header v2 / response header v1;
@@ -30,6 +30,7 @@ EntityClass = type[Any]
 
 API_VERSIONS: Final = 18
 CREATE_TOPICS: Final = 19
+DELETE_TOPICS: Final = 20
 CREATE_PARTITIONS: Final = 37
 ELECT_LEADERS: Final = 43
 ALTER_PARTITION_REASSIGNMENTS: Final = 45
@@ -90,6 +91,7 @@ class ApiSpec:
 _APIS: Final[Mapping[int, tuple[str, range]]] = {
     API_VERSIONS: ("api_versions", range(0, 5)),
     CREATE_TOPICS: ("create_topics", range(2, 8)),
+    DELETE_TOPICS: ("delete_topics", range(1, 7)),
     CREATE_PARTITIONS: ("create_partitions", range(0, 4)),
     ELECT_LEADERS: ("elect_leaders", range(0, 3)),
     ALTER_PARTITION_REASSIGNMENTS: ("alter_partition_reassignments", range(0, 2)),

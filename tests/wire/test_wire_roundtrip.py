@@ -50,6 +50,7 @@ def test_table_covers_the_brief() -> None:
     assert ranges == {
         "api_versions": (0, 4),
         "create_topics": (2, 7),
+        "delete_topics": (1, 6),
         "create_partitions": (0, 3),
         "elect_leaders": (0, 2),
         "alter_partition_reassignments": (0, 1),

@@ -201,6 +201,35 @@ def test_fail_over_to_a_new_active_controller() -> None:
         target.shutdown()
 
 
+@needs_39
+def test_a_run_deletes_its_topics_on_the_real_controller() -> None:
+    """kafka-wire's close sends DeleteTopics by name before it unregisters the run's brokers; Kafka
+    3.9 writes a RemoveTopicRecord (`ReplicationControlManager.deleteTopic`), so the metadata image
+    replayed by Raft Fetch holds neither the run's topic nor its partitions afterwards."""
+    from isrcheck.adapters.real_kafka.kafka_local import local_wire_target
+
+    assert HOME_39 is not None
+    target = local_wire_target({"kafka-home": HOME_39})
+    try:
+        target.open("3.9", {})
+        for broker in (1, 2, 3):
+            assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
+            target.execute("unfence_broker", {"broker": broker})
+        assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3], [2, 3, 1]]})["error"] == "NONE"
+        name = target.namespace.topic("t")
+        target.sent_since_sync = True
+        target.sync()
+        topic_id = target.image.topic_ids[name]
+        assert sum(1 for topic, _ in target.image.partitions if topic == topic_id) == 2
+        target.close()
+        target.sent_since_sync = True
+        target.sync()
+        assert name not in target.image.topic_ids
+        assert [key for key in target.image.partitions if key[0] == topic_id] == []
+    finally:
+        target.shutdown()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("release", RELEASES)
 def test_whole_scenario_suite_on_each_release(release: str) -> None:
