@@ -31,6 +31,7 @@ from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine
 from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
 
 from isrcheck.operations.coverage import coverage_points
 from isrcheck.operations.findings import ERROR, Finding
@@ -353,11 +354,13 @@ class Worker:
             target_is_reference=cluster and self.spec.adapter == "reference" and self.spec.mutant is None,
             on_found=lambda finished: self.record_found(finished, batch_seed, examples),
         )
-        base = ClusterMachine if cluster else ControllerMachine
-        machine = type(f"{base.__name__}Campaign", (base,), {"context": context})
+        base: type[ClusterMachine] | type[ControllerMachine] = ClusterMachine if cluster else ControllerMachine
+        targeted = TARGET in base.ideas
+        bases = (TargetedSearch, base) if targeted else (base,)
+        machine = type(f"{base.__name__}Campaign", bases, {"context": context})
         test = get_state_machine_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=config.steps, database=None, deadline=None,
-            phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+            phases=phases(targeted), suppress_health_check=list(HealthCheck),
             verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False,
         ))
         seed(batch_seed)(test)
@@ -381,6 +384,13 @@ class Worker:
         if context.found_at is not None and self.result.found_at is None:
             self.result.found_at = context.found_at
         return stop
+
+
+def phases(targeted: bool) -> list[Phase]:
+    """Hypothesis's phases for a batch: generation, then (with targeted search) its targeting
+    phase, which hill-climbs on the distances `TargetedSearch` reports once half of the batch's
+    examples ran, then shrinking. Without distances to climb on, Phase.target only costs time."""
+    return [Phase.generate, *([Phase.target] if targeted else []), Phase.shrink]
 
 
 def worker_main(config: CampaignConfig, worker: int, batches: Iterable[tuple[int, int]],
