@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 
 from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
 from isrcheck.conformance.generator.cluster_machine import IDEAS, ClusterMachine
+from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.conformance.generator.targeting import TARGET
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 SEED_STRIDE = 1000
@@ -116,14 +118,17 @@ def main() -> None:
     parser.add_argument("--no-blackbox", action="store_true",
                         help="skip the properties-only attempt at the controller level")
     parser.add_argument("--jsonl", help="append every attempt as one JSON line to this file")
-    parser.add_argument("--ideas", default=",".join(sorted(IDEAS)),
-                        help=f"cluster generation ideas switched on (of {', '.join(sorted(IDEAS))}; 'none': the "
-                        "plain weighted mix), to measure each against the others on the same seeds")
+    parser.add_argument("--ideas", default=",".join(sorted(ClusterMachine.ideas)),
+                        help=f"generation ideas switched on (of {', '.join(sorted(IDEAS))}; 'none': the plain "
+                        f"weighted mix; {TARGET} acts at both levels, the others at the cluster level; default: the "
+                        "machines' own, as the main job runs them), to measure each against the others on the "
+                        "same seeds")
     args = parser.parse_args()
     ideas = frozenset() if args.ideas == "none" else frozenset(args.ideas.split(","))
     if ideas - IDEAS:
         parser.error(f"unknown ideas: {', '.join(sorted(ideas - IDEAS))}")
     ClusterMachine.ideas = ideas
+    ControllerMachine.ideas = ideas & {TARGET}
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     chosen = args.mutants.split(",") if args.mutants else list(CATALOGUE)
     unknown = [m for m in chosen if m not in CATALOGUE]
@@ -132,7 +137,7 @@ def main() -> None:
     seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
     print(f"seeds {seeds}; per attempt at most {args.controller_runs} controller / {args.runs} cluster runs or "
           f"{args.budget:.0f} s; one process; "
-          f"cluster ideas: {', '.join(sorted(ideas)) or 'none'}")
+          f"ideas: {', '.join(sorted(ideas)) or 'none'}")
     print(f"{'mutant':<6}{'level':<11}{'found':>6}{'med s':>9}{'max s':>8}{'runs':>8}{'steps':>8}"
           f"{'shrunk':>7}{'props':>7}")
     rows = 0

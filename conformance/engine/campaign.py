@@ -31,6 +31,7 @@ from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine
 from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
 
 from isrcheck.operations.coverage import coverage_points
 from isrcheck.operations.findings import ERROR, Finding
@@ -38,6 +39,9 @@ from isrcheck.records.schema import SCHEMA_ID
 from isrcheck.records.writer import RecordWriter, utc_timestamp
 
 LEVELS = ("controller", "cluster")
+CUT_SHORT_OVERRUN = "hypothesis_overrun"
+"""A record's `cut_short` (docs/records.md): Hypothesis ran out of the choices it allowed the
+example and stopped the run before its steps were done; not one of the campaign's examples."""
 DEFAULT_BATCH = 25
 
 
@@ -92,9 +96,12 @@ class CampaignResult:
     """Why the target refused the configuration: the campaign stopped after its first run."""
     coverage: Counter[str] = field(default_factory=Counter)
     """Protocol-state coverage point → runs that reached it (isrcheck/operations/coverage.py)."""
+    cut_short: int = 0
+    """Runs Hypothesis stopped early (records with `cut_short`), counted in `runs` too."""
 
     def merge(self, other: CampaignResult) -> None:
         self.runs += other.runs
+        self.cut_short += other.cut_short
         self.coverage.update(other.coverage)
         self.steps += other.steps
         self.outcomes.update(other.outcomes)
@@ -132,7 +139,7 @@ class CampaignResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "runs": self.runs, "steps": self.steps, "seconds": round(self.seconds, 3),
+            "runs": self.runs, "cut_short_runs": self.cut_short, "steps": self.steps, "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
             "seconds_to_first_finding": None if self.seconds_to_first_finding is None
             else round(self.seconds_to_first_finding, 3),
@@ -225,8 +232,11 @@ class Worker:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
                 replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
         monitor = getattr(getattr(run, "ref_session", None), "monitor", None)
-        return self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
-                              replay, run.skip_reason, states=getattr(monitor, "states", ()))
+        record = self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
+                                replay, run.skip_reason, states=getattr(monitor, "states", ()))
+        if finished.cut_short:
+            record["cut_short"] = CUT_SHORT_OVERRUN
+        return record
 
     def record_of(self, started_at: float, seconds: float, batch_seed: int, trace: list[Any],
                   findings: list[Finding], shown: FinishedRun | None, replay: str | None,
@@ -276,6 +286,7 @@ class Worker:
     def count(self, record: dict[str, Any], findings: list[Finding]) -> None:
         replay = record["replay"]
         self.result.runs += 1
+        self.result.cut_short += bool(record.get("cut_short"))
         self.result.outcomes[record["outcome"]] += 1
         self.result.coverage.update(record.get("coverage") or ())
         shown = {f["signature"]: f["message"] for f in (record["counterexample"] or {}).get("findings", [])}
@@ -343,11 +354,13 @@ class Worker:
             target_is_reference=cluster and self.spec.adapter == "reference" and self.spec.mutant is None,
             on_found=lambda finished: self.record_found(finished, batch_seed, examples),
         )
-        base = ClusterMachine if cluster else ControllerMachine
-        machine = type(f"{base.__name__}Campaign", (base,), {"context": context})
+        base: type[ClusterMachine] | type[ControllerMachine] = ClusterMachine if cluster else ControllerMachine
+        targeted = TARGET in base.ideas
+        bases = (TargetedSearch, base) if targeted else (base,)
+        machine = type(f"{base.__name__}Campaign", bases, {"context": context})
         test = get_state_machine_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=config.steps, database=None, deadline=None,
-            phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+            phases=phases(targeted), suppress_health_check=list(HealthCheck),
             verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False,
         ))
         seed(batch_seed)(test)
@@ -371,6 +384,13 @@ class Worker:
         if context.found_at is not None and self.result.found_at is None:
             self.result.found_at = context.found_at
         return stop
+
+
+def phases(targeted: bool) -> list[Phase]:
+    """Hypothesis's phases for a batch: generation, then (with targeted search) its targeting
+    phase, which hill-climbs on the distances `TargetedSearch` reports once half of the batch's
+    examples ran, then shrinking. Without distances to climb on, Phase.target only costs time."""
+    return [Phase.generate, *([Phase.target] if targeted else []), Phase.shrink]
 
 
 def worker_main(config: CampaignConfig, worker: int, batches: Iterable[tuple[int, int]],

@@ -1,6 +1,7 @@
 """The one module that reaches into Hypothesis internals (tested with hypothesis 6.131–6.155;
-pyproject.toml pins below the next minor series): draws that depend on the seed alone, and a
-shrinking time limit that is restored afterwards.
+pyproject.toml pins below the next minor series): draws that depend on the seed alone, a
+shrinking time limit that is restored afterwards, and whether Hypothesis cut the example ending
+now short (`example_overran`).
 
 Hypothesis draws that depend on the seed alone, not on which modules happen to be imported:
 
@@ -26,8 +27,11 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
 from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.internal.conjecture import providers
+from hypothesis.internal.conjecture.data import Status
 
 ENGINE_PACKAGES = ("isrcheck.reference_impl", "isrcheck.conformance.generator", "isrcheck.conformance.properties")
 
@@ -79,3 +83,19 @@ def shrinking_within(seconds: float) -> Iterator[None]:
         yield
     finally:
         conjecture_engine.MAX_SHRINKING_SECONDS = before
+
+
+def example_overran() -> bool:
+    """Whether Hypothesis stopped the example now ending because it ran out of choices (status
+    OVERRUN): a run's draws went past the number of choices Hypothesis allowed the example. In
+    generation that is not our draws being large — a run draws a few hundred choices, far below
+    the 8 KiB buffer — but Hypothesis replaying a choice sequence it made up, capped at its own
+    length: a mutation that copies one span of an earlier run over another
+    (`generate_mutations_from`), or an early example capped at five times the simplest one's
+    length. The run is cut after fewer steps than asked and Hypothesis does not count it towards
+    max_examples. False outside a Hypothesis example."""
+    try:
+        data = current_build_context().data
+    except InvalidArgument:
+        return False
+    return data.status is Status.OVERRUN

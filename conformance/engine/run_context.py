@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import event
 from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.hypothesis_internals import example_overran
 from isrcheck.conformance.engine.pair import PairRun
 
 from isrcheck.operations.findings import CRASH, ERROR, Finding
@@ -46,6 +47,9 @@ class FinishedRun:
     run: PairRun | ClusterPairRun
     seconds: float
     started_at: float
+    cut_short: bool = False
+    """Hypothesis stopped the run before its steps were done: it ran out of the choices it allowed
+    the example (hypothesis_internals.example_overran), and does not count it as an example."""
 
 
 @dataclass
@@ -138,7 +142,7 @@ class RunContext:
 
     def finish_run(self, run: PairRun | ClusterPairRun) -> None:
         started = self._started.pop(id(run), time.time())
-        finished = FinishedRun(run, time.time() - started, started)
+        finished = FinishedRun(run, time.time() - started, started, cut_short=example_overran())
         run.reference.close()
         if run.skip_reason is None and run.target is not run.reference:
             run.target.close()

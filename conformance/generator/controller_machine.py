@@ -30,6 +30,9 @@ def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) 
 
 class ControllerMachine(RuleBasedStateMachine):
     context: ClassVar[MachineDriver]
+    ideas: ClassVar[frozenset[str]] = frozenset()
+    """The generation ideas on; the controller level has one, targeted search (targeting.py,
+    `TARGET`), off unless switched on (bench/detect.py --ideas)."""
 
     def __init__(self) -> None:
         super().__init__()

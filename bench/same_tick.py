@@ -1,0 +1,84 @@
+"""Time to find a third-party-style controller bug (issue 16): a controller that re-admits a broker
+in controlled shutdown into an ISR when the AlterPartition naming it arrives in the same tick as
+that broker's heartbeat — no metadata record appended in between (controller.md §2.5 and KIP-841
+refuse it whenever it comes). The issue saw such a controller found after 0.9–68.7 s depending on
+the seed; this prints, per seed, the runs, steps and seconds the controller-level campaign needed,
+with targeted search on and off, side by side on the same seeds.
+
+    python bench/same_tick.py [--seeds 5] [--runs 3000] [--budget 120]
+
+The controller is registered in this process only, as catalogue id X1 (it is not a Kafka bug, so it
+is not in the catalogue); each attempt is bench/detect.py's, one process, one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+from detect import SEED_STRIDE, attempt  # type: ignore[import-not-found]
+from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.conformance.generator.targeting import TARGET
+from isrcheck.reference_impl.controller import Controller
+from isrcheck.reference_impl.messages import HeartbeatRequest, HeartbeatResponse, IsrMember
+from isrcheck.reference_impl.mutants import CATALOGUE, Mutant
+
+MUTANT_ID = "X1"
+
+
+class SameTickReadmission(Controller):
+    """Refuses a shutting-down member as the reference does, except in the tick of its heartbeat:
+    from the heartbeat until the next metadata record, that broker counts as eligible."""
+
+    heartbeat_tick: tuple[int, int] | None = None
+
+    def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResponse:
+        response = super().heartbeat(request)
+        self.heartbeat_tick = (request.broker, self.next_offset)
+        return response
+
+    def member_ineligibility(self, member: IsrMember) -> str | None:
+        reason = super().member_ineligibility(member)
+        registration = self.brokers.get(member.broker)
+        same_tick = self.heartbeat_tick == (member.broker, self.next_offset)
+        if reason is not None and same_tick and registration is not None and not registration.fenced:
+            return None
+        return reason
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=1, help="seeds are first-seed + k * 1000")
+    parser.add_argument("--runs", type=int, default=3000, help="controller-level runs per attempt")
+    parser.add_argument("--budget", type=float, default=120.0, metavar="SECONDS", help="wall budget per attempt")
+    args = parser.parse_args()
+    CATALOGUE[MUTANT_ID] = Mutant(MUTANT_ID, "re-admits a shutting-down broker in its heartbeat's tick",
+                                  "issue 16 (third-party)", ("P-ELIG",), "controller", SameTickReadmission)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
+    print(f"seeds {seeds}; at most {args.runs} runs or {args.budget:.0f} s per attempt; "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"{'ideas':<10}{'seed':>6}{'found':>7}{'runs':>7}{'steps':>8}{'s':>8}")
+    for ideas in (frozenset({TARGET}), frozenset()):
+        ControllerMachine.ideas = ideas
+        name = ",".join(sorted(ideas)) or "none"
+        found = []
+        for seed in seeds:
+            result = attempt(MUTANT_ID, "controller", seed, args.runs, args.budget, True, 1)
+            seconds = "-" if result.seconds is None else f"{result.seconds:.1f}"
+            print(f"{name:<10}{seed:>6}{'yes' if result.found else 'no':>7}{result.runs:>7}{result.steps:>8}"
+                  f"{seconds:>8}")
+            if result.found:
+                found.append(result)
+        runs = statistics.median(a.runs for a in found) if found else None
+        seconds = [a.seconds for a in found if a.seconds is not None]
+        spread = f"{min(seconds):.1f}–{max(seconds):.1f} s" if seconds else "-"
+        print(f"{name:<10} found {len(found)}/{len(seeds)}, median runs {runs}, seconds {spread}; "
+              f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
