@@ -22,6 +22,10 @@ TOPICS = ("t0", "t1")
 MAX_PARTITIONS = 4
 """Up to four partitions a topic: a controller that misbehaves on a third partition is exercised."""
 small = st.integers(min_value=0, max_value=255)
+UNKNOWN_PARTITION = 64
+"""Partition indices from here on are never created (create_partitions stops at MAX_PARTITIONS)."""
+UNKNOWN_TOPIC = "t-never-created"
+"""A topic no rule creates (TOPICS are the ones that can exist)."""
 
 
 def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> Step:
@@ -168,30 +172,41 @@ class ControllerMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.reference.partitions)
     @rule(pick=small, unclean=st.booleans())
     def elect_leaders(self, pick: int, unclean: bool) -> None:
-        topic, partition = self.partitions()[pick % len(self.partitions())]
+        topic, partition = self.named_partition(pick)
         self.send("elect_leaders", {"type": "unclean" if unclean else "preferred",
                                     "partitions": [[topic, partition]]})
 
     @precondition(lambda self: self.reference.partitions)
     @rule(pick=small, replication=st.integers(1, 3), order=small)
     def reassign(self, pick: int, replication: int, order: int) -> None:
-        topic, partition = self.partitions()[pick % len(self.partitions())]
+        topic, partition = self.named_partition(pick)
         self.send("reassign", {"topic": topic, "partition": partition,
                                "replicas": rotated(BROKERS, order, replication)})
+
+    def named_partition(self, pick: int) -> tuple[str, int]:
+        """A partition to name in a request: one that exists, or for the top sixteenth of `pick`
+        an index past any the topic can have (controller.md §2.4 row 1, §3.2, §3.4: the request
+        is answered UNKNOWN_TOPIC_OR_PARTITION and changes nothing)."""
+        topic, partition = self.partitions()[pick % len(self.partitions())]
+        return (topic, UNKNOWN_PARTITION + pick % 4) if pick >= 240 else (topic, partition)
 
     # -- AlterPartition, valid and adversarial ---------------------------------------------------
 
     @precondition(lambda self: self.reference.partitions)
-    @rule(choice=st.integers(0, 2**26 - 1))
+    @rule(choice=st.integers(0, 2**31 - 1))
     def alter_partition(self, choice: int) -> None:
         """One packed draw (Hypothesis pays per draw; shrinking a packed integer towards 0 moves
         every field towards its plain value): 0 is a well-formed request from the leader with the
         current epochs and the full replica set. Non-zero fields add the adversarial variants:
         another requester, older or newer epochs, missing or foreign members, the leader left
-        out, stale KIP-903 member epochs or -1, RECOVERING."""
+        out, stale KIP-903 member epochs or -1, RECOVERING, and (one draw in sixteen) a partition
+        the controller does not have: an index past the topic's (UNKNOWN_TOPIC_OR_PARTITION) or
+        a topic never created (by name before v2: UNKNOWN_TOPIC_OR_PARTITION; by ID from v2:
+        UNKNOWN_TOPIC_ID), controller.md §2.3 and §2.4 row 1."""
         pick, version, requester = bits(choice, 0, 4), bits(choice, 4, 2), bits(choice, 6, 3)
         members, epochs = bits(choice, 9, 6), bits(choice, 15, 4)
         member_epochs, recovery = bits(choice, 19, 4), bits(choice, 23, 3)
+        unknown = bits(choice, 26, 5)
         keys = self.partitions()
         topic, partition = keys[pick % len(keys)]
         state = self.reference.partition(topic, partition)
@@ -223,6 +238,10 @@ class ControllerMachine(RuleBasedStateMachine):
                 isr_items.append([broker, -1])
             else:
                 isr_items.append(broker)
+        if unknown == 30:
+            partition = UNKNOWN_PARTITION + pick % 4
+        elif unknown == 31:
+            topic = UNKNOWN_TOPIC
         self.send("alter_partition", {
             "version": chosen_version, "broker": sender, "topic": topic, "partition": partition,
             "leader_epoch": leader_epoch, "partition_epoch": partition_epoch, "isr": isr_items,
