@@ -54,10 +54,10 @@ def read_lines(spark: SparkSession, files: Sequence[Path]) -> DataFrame:
 def parse_records(lines: DataFrame) -> DataFrame:
     """Every line with its `status`; a valid one typed (RUN_COLUMNS), a corrupt one as it was
     (`value`) with `reason` when the line as a whole gives it (NULL: `spark_rules.reason_of` says)."""
-    wrapped = lines.select("value", *WHERE, wrap_line(F.col("value")).alias("_wrapped"))
-    record, problem = line_reason(F.col("value"), F.col("_wrapped"))
+    wrapped = lines.select("value", *WHERE, wrap_line("value").alias("_wrapped"))
+    record, problem = line_reason("value", "_wrapped")
     checked = wrapped.select("value", *WHERE, record.alias("_record"), problem.alias("_problem"))
-    valid = record_valid(F.col("value"), F.col("_problem"), F.col("_record"))
+    valid = record_valid("value", "_problem", "_record")
     # the cast cannot fail after the checks; should Spark still not read a line it accepted, the
     # line is skipped as not JSON rather than half read
     typed = F.when(valid, F.try_variant_get("_record", "$", spark_schema.RUN.simpleString()))

@@ -117,7 +117,6 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     """Every field of the schema, at every level, missing or of each JSON type: Spark's verdict
     (`record_valid`, expressions derived from the schema) is `parse_line`'s, line by line."""
     from isrcheck.reports.spark_rules import line_reason, record_valid, wrap_line
-    from pyspark.sql import functions as F
     from report_fixtures import counterexample, finding
 
     from isrcheck.records.schema import RUN, parse_line
@@ -137,10 +136,10 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     expected = [parse_line(line)[1] is None for line in lines]
     assert 20 < sum(expected) < len(lines) - 300  # both verdicts are well represented
     frame = spark.createDataFrame([(line,) for line in lines], ["value"])
-    wrapped = frame.select("value", wrap_line(F.col("value")).alias("wrapped"))
-    record, problem = line_reason(F.col("value"), F.col("wrapped"))
+    wrapped = frame.select("value", wrap_line("value").alias("wrapped"))
+    record, problem = line_reason("value", "wrapped")
     checked = wrapped.select("value", record.alias("record"), problem.alias("problem"))
-    got = [row[0] for row in checked.select(record_valid(F.col("value"), F.col("problem"), F.col("record"))).collect()]
+    got = [row[0] for row in checked.select(record_valid("value", "problem", "record")).collect()]
     wrong = [(line[:160], want) for line, want, verdict in zip(lines, expected, got, strict=True) if want != verdict]
     assert not wrong
 
