@@ -173,3 +173,33 @@ def test_percentiles_are_exact_whether_or_not_the_brackets_hold(spark: Any, brac
         layout.percentile(sorted(values), fraction) for fraction in layout.PERCENTILES]
     assert spark_summary._percentiles(frame, "steps", stats) == [
         layout.percentile(sorted(int(v) for v in values), fraction) for fraction in layout.PERCENTILES]
+
+
+def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_own(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Truncated and empty lines carry their reason in Spark's own check; a Python worker (seconds
+    to start) is started only for lines that need `parse_line` to say what is wrong with them."""
+    from isrcheck.reports import spark_ingest
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    from isrcheck.records.schema import EMPTY_LINE, NOT_JSON
+
+    def refuse(line: str) -> str:
+        raise RuntimeError("Python was asked for a reason")
+
+    monkeypatch.setattr(spark_ingest, "reason_udf", F.udf(refuse, StringType(), useArrow=False))
+    good = json.dumps(make_record(1))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join([good, good[:40], "", good, good[:-1]]) + "\n", encoding="utf-8")
+
+    def reasons(file: Path) -> dict[str, int]:
+        rows = spark_ingest.parse_records(spark_ingest.read_lines(spark, [file]))
+        valid, corrupt = rows.filter("status = 'valid'"), rows.filter("status = 'corrupt'")
+        return spark_ingest.corrupt_lines(valid, corrupt, [file])["reasons"]
+
+    assert reasons(path) == {NOT_JSON: 2, EMPTY_LINE: 1}
+    schema_broken = tmp_path / "schema.jsonl"
+    schema_broken.write_text(good.replace('"steps"', '"stepz"') + "\n", encoding="utf-8")
+    with pytest.raises(Exception, match="Python was asked"):
+        reasons(schema_broken)
