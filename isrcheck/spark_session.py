@@ -60,13 +60,6 @@ logger.native.level = error
 """
 
 
-DRIVER_JIT = "-XX:TieredStopAtLevel=1"
-"""The driver JVM compiles with C1 only. A summary's driver lives a minute or two and spends most
-of its CPU compiling: C2 recompiles Catalyst's planner and Janino's generated classes, which run
-only a few times, at a cost the faster code never earns back (bench/summary.py; docs/spark.md has
-the figures). In local mode the tasks run in the driver JVM too; executors on a cluster keep both
-compilers."""
-
 _LOCAL_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]")
 
 
@@ -147,7 +140,7 @@ def start_session(master: str | None = None, conf: Mapping[str, str] | None = No
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.master(url)
         option = f"-Dlog4j2.configurationFile=file:{_log_config()}"
-        settings["spark.driver.extraJavaOptions"] = f"{option} {DRIVER_JIT}"
+        settings["spark.driver.extraJavaOptions"] = option
         settings["spark.executor.extraJavaOptions"] = option
     settings.update(conf or {})
     for key, value in settings.items():

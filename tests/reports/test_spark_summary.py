@@ -203,12 +203,3 @@ def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_
     schema_broken.write_text(good.replace('"steps"', '"stepz"') + "\n", encoding="utf-8")
     with pytest.raises(Exception, match="Python was asked"):
         reasons(schema_broken)
-
-
-def test_the_driver_jvm_compiles_with_c1_only_and_keeps_its_log_configuration(spark: Any) -> None:
-    """The JVM the session started runs with the options `start_session` gives it (both: setting
-    one Java option through Spark's configuration replaces the other)."""
-    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-    arguments = list(runtime.getInputArguments())
-    assert "-XX:TieredStopAtLevel=1" in arguments
-    assert any(argument.startswith("-Dlog4j2.configurationFile=file:") for argument in arguments), arguments
