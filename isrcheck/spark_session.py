@@ -36,9 +36,11 @@ DEFAULT_CONF: dict[str, str] = {
     # the record checks make long generated methods; past 8000 bytes of bytecode HotSpot will not
     # JIT-compile a method, so Spark is told to split such stages instead (see its own docs)
     "spark.sql.codegen.hugeMethodLimit": "8000",
-    # the record check's projection over the whole nested record is too wide for one generated
-    # class: Janino fails on it (an ERROR and a stack trace on the console) and Spark falls back to
-    # the interpreted plan anyway, so wide stages are not compiled at all (same summary, same time)
+    # the record check fused into one whole-stage method grows past Java's 64 KB limit (inside a
+    # fused stage the expressions read their input from local variables, so Spark cannot split
+    # them into methods); Janino then fails with an ERROR and a stack trace on the console before
+    # Spark falls back. Wide stages are therefore not fused: each operator's projection is still
+    # compiled on its own, where Spark splits long code into methods
     "spark.sql.codegen.maxFields": "20",
 }
 

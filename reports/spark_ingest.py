@@ -54,10 +54,10 @@ def read_lines(spark: SparkSession, files: Sequence[Path]) -> DataFrame:
 def parse_records(lines: DataFrame) -> DataFrame:
     """Every line with its `status`; a valid one typed (RUN_COLUMNS), a corrupt one as it was
     (`value`) with `reason` when the line as a whole gives it (NULL: `spark_rules.reason_of` says)."""
-    wrapped = lines.select("value", *WHERE, wrap_line(F.col("value")).alias("_wrapped"))
-    record, problem = line_reason(F.col("value"), F.col("_wrapped"))
+    wrapped = lines.select("value", *WHERE, wrap_line("value").alias("_wrapped"))
+    record, problem = line_reason("value", "_wrapped")
     checked = wrapped.select("value", *WHERE, record.alias("_record"), problem.alias("_problem"))
-    valid = record_valid(F.col("value"), F.col("_problem"), F.col("_record"))
+    valid = record_valid("value", "_problem", "_record")
     # the cast cannot fail after the checks; should Spark still not read a line it accepted, the
     # line is skipped as not JSON rather than half read
     typed = F.when(valid, F.try_variant_get("_record", "$", spark_schema.RUN.simpleString()))
@@ -100,13 +100,19 @@ def _local_path(uri: str) -> Path | None:
 def corrupt_lines(runs: DataFrame, corrupt: DataFrame, files: Sequence[Path]) -> dict[str, Any]:
     """Count of skipped lines, every reason with its count, and the first few as file:line.
 
-    Reasons the line itself does not give are asked of `record_schema.parse_line`, over the
-    skipped lines only. Then the first few skipped lines of each file and, for those files, each
-    split's first row id and line count (valid and skipped lines), which turn row ids into line
-    numbers.
+    Reasons the line itself does not give are asked of `record_schema.parse_line`, over those
+    lines only, and only when there are any: a Python UDF in a plan starts a Python worker for
+    every partition it sees, ten seconds and more on a busy machine, even when every row it is
+    given has its reason already (truncated lines, the usual kind). Then the first few skipped
+    lines of each file and, for those files, each split's first row id and line count (valid and
+    skipped lines), which turn row ids into line numbers.
     """
-    named = F.coalesce("reason", reason_udf("value"), F.lit(NOT_JSON))
-    reasons = {row["reason"]: row["count"] for row in corrupt.groupBy(named.alias("reason")).count().collect()}
+    reasons = {row["reason"]: row["count"] for row in corrupt.groupBy("reason").count().collect()}
+    if reasons.pop(None, 0):
+        unnamed = corrupt.filter(F.col("reason").isNull())
+        named = F.coalesce(reason_udf("value"), F.lit(NOT_JSON)).alias("reason")
+        for row in unnamed.groupBy(named).count().collect():
+            reasons[row["reason"]] = reasons.get(row["reason"], 0) + row["count"]
     total = sum(reasons.values())
     if not total:
         return {"lines": 0, "reasons": reasons, "examples": []}

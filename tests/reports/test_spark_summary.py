@@ -117,7 +117,6 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     """Every field of the schema, at every level, missing or of each JSON type: Spark's verdict
     (`record_valid`, expressions derived from the schema) is `parse_line`'s, line by line."""
     from isrcheck.reports.spark_rules import line_reason, record_valid, wrap_line
-    from pyspark.sql import functions as F
     from report_fixtures import counterexample, finding
 
     from isrcheck.records.schema import RUN, parse_line
@@ -137,10 +136,10 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     expected = [parse_line(line)[1] is None for line in lines]
     assert 20 < sum(expected) < len(lines) - 300  # both verdicts are well represented
     frame = spark.createDataFrame([(line,) for line in lines], ["value"])
-    wrapped = frame.select("value", wrap_line(F.col("value")).alias("wrapped"))
-    record, problem = line_reason(F.col("value"), F.col("wrapped"))
+    wrapped = frame.select("value", wrap_line("value").alias("wrapped"))
+    record, problem = line_reason("value", "wrapped")
     checked = wrapped.select("value", record.alias("record"), problem.alias("problem"))
-    got = [row[0] for row in checked.select(record_valid(F.col("value"), F.col("problem"), F.col("record"))).collect()]
+    got = [row[0] for row in checked.select(record_valid("value", "problem", "record")).collect()]
     wrong = [(line[:160], want) for line, want, verdict in zip(lines, expected, got, strict=True) if want != verdict]
     assert not wrong
 
@@ -174,3 +173,33 @@ def test_percentiles_are_exact_whether_or_not_the_brackets_hold(spark: Any, brac
         layout.percentile(sorted(values), fraction) for fraction in layout.PERCENTILES]
     assert spark_summary._percentiles(frame, "steps", stats) == [
         layout.percentile(sorted(int(v) for v in values), fraction) for fraction in layout.PERCENTILES]
+
+
+def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_own(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Truncated and empty lines carry their reason in Spark's own check; a Python worker (seconds
+    to start) is started only for lines that need `parse_line` to say what is wrong with them."""
+    from isrcheck.reports import spark_ingest
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    from isrcheck.records.schema import EMPTY_LINE, NOT_JSON
+
+    def refuse(line: str) -> str:
+        raise RuntimeError("Python was asked for a reason")
+
+    monkeypatch.setattr(spark_ingest, "reason_udf", F.udf(refuse, StringType(), useArrow=False))
+    good = json.dumps(make_record(1))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join([good, good[:40], "", good, good[:-1]]) + "\n", encoding="utf-8")
+
+    def reasons(file: Path) -> dict[str, int]:
+        rows = spark_ingest.parse_records(spark_ingest.read_lines(spark, [file]))
+        valid, corrupt = rows.filter("status = 'valid'"), rows.filter("status = 'corrupt'")
+        return spark_ingest.corrupt_lines(valid, corrupt, [file])["reasons"]
+
+    assert reasons(path) == {NOT_JSON: 2, EMPTY_LINE: 1}
+    schema_broken = tmp_path / "schema.jsonl"
+    schema_broken.write_text(good.replace('"steps"', '"stepz"') + "\n", encoding="utf-8")
+    with pytest.raises(Exception, match="Python was asked"):
+        reasons(schema_broken)
