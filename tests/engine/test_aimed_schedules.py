@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, run_campaign
-from isrcheck.conformance.generator.cluster_machine import AIMED, IDEAS, OPERATION, SWARM_KINDS, ClusterMachine
+from isrcheck.conformance.generator.cluster_machine import AIMED, OPERATION, SWARM_KINDS, ClusterMachine
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 SEEDS = {"B27": 1, "D6": 1, "B06": 1, "B01L": 4001}
@@ -28,10 +28,11 @@ def campaign(mutant: str | None, runs: int, seed: int) -> CampaignResult:
 
 
 @pytest.fixture
-def without_aimed() -> Iterator[None]:
-    ClusterMachine.ideas = IDEAS - {"aimed"}
+def without_aimed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The default ideas less `aimed`, restored afterwards: other tests in this process (xdist
+    runs many in one) must see the default, which leaves targeted search off."""
+    monkeypatch.setattr(ClusterMachine, "ideas", ClusterMachine.ideas - {"aimed"})
     yield
-    ClusterMachine.ideas = IDEAS
 
 
 def test_the_aimed_actions_are_swarm_kinds_with_a_target_operation() -> None:

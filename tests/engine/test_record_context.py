@@ -31,11 +31,11 @@ def test_the_shrunk_counterexample_carries_its_own_findings_and_they_are_what_is
         assert finding["step"] == counterexample["diverging_step"] <= counterexample["length"]
         if finding["signature"] in result.examples:
             assert result.examples[finding["signature"]]["message"] == finding["message"]
-    # the shorter interleaving still finds everything the run found; at its diverging step it may
-    # also show a consequence the longer run did not (an ISR that differs after the accepted request)
+    # the shorter interleaving shows the bug the run found; the consequences around it may differ
+    # (Hypothesis keeps a shrink that fails the same way, and a finding is one way to fail: the longer
+    # run also showed a partition epoch that differed later, the shorter one an ISR at its last step)
     found = {f["signature"] for f in shrunk["findings"]}
-    assert found <= {f["signature"] for f in counterexample["findings"]}
-    assert found & set(result.examples)
+    assert found & {f["signature"] for f in counterexample["findings"]} & set(result.examples)
 
 
 def test_records_name_the_mutant_title_ticket_properties_coverage_and_provenance(tmp_path: Path) -> None:
