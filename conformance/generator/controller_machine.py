@@ -89,7 +89,9 @@ class ControllerMachine(RuleBasedStateMachine):
         """A broker process restarts: its session expires, a new incarnation registers and
         catches up (three steps, as a real restart produces them)."""
         brokers = self.registered()
-        broker = brokers[pick % len(brokers)]
+        self.restart(brokers[pick % len(brokers)])
+
+    def restart(self, broker: int) -> None:
         self.send("fence_broker", {"broker": broker})
         self.register_broker(broker, same=False, clean=False)
         self.send("unfence_broker", {"broker": broker})
@@ -150,15 +152,19 @@ class ControllerMachine(RuleBasedStateMachine):
     @rule(topic=st.sampled_from(TOPICS), more=st.integers(0, 2), replication=st.integers(0, 3), order=small)
     def create_partitions(self, topic: str, more: int, replication: int, order: int) -> None:
         """Grow a topic (controller.md §5): usually by one or two partitions with the topic's
-        replication factor; `more` 0 asks for no new partition (INVALID_PARTITIONS), and
-        `replication` 3 for a different factor than the topic's (INVALID_REPLICA_ASSIGNMENT)."""
+        replication factor, on registered brokers where there are enough (an unregistered one, or
+        none active, is INVALID_REPLICA_ASSIGNMENT, which was then most of what was reached);
+        `more` 0 asks for no new partition (INVALID_PARTITIONS), and `replication` 3 for a
+        different factor than the topic's (INVALID_REPLICA_ASSIGNMENT)."""
         existing = sum(1 for t, _ in self.partitions() if t == topic)
         first = self.reference.partition(topic, 0)
         factor = len(first.replicas) if first is not None else 1
         if replication == 3:
             factor = factor % len(BROKERS) + 1
         count = existing + more
-        assignment = [rotated(BROKERS, order + p, factor) for p in range(existing, count)]
+        registered = tuple(self.registered())
+        brokers = registered if len(registered) >= factor else BROKERS
+        assignment = [rotated(brokers, order + p, factor) for p in range(existing, count)]
         self.send("create_partitions", {"topic": topic, "count": count, "assignment": assignment})
         self.observe_partitions(topic, count)
 
@@ -271,6 +277,48 @@ class ControllerMachine(RuleBasedStateMachine):
             "isr": isr,
         })
 
+    def rejoinable(self) -> list[tuple[str, int]]:
+        """Partitions with a leader and a registered follower that could restart and rejoin."""
+        keys = []
+        for topic, partition in self.partitions():
+            state = self.reference.partition(topic, partition)
+            if state is not None and state.leader >= 0 and any(
+                    r != state.leader and r in self.reference.brokers for r in state.replicas):
+                keys.append((topic, partition))
+        return keys
+
+    @precondition(lambda self: self.rejoinable())
+    @rule(pick=small, remembered=st.booleans())
+    def restart_and_rejoin(self, pick: int, remembered: bool) -> None:
+        """KAFKA-14139's shape (KIP-903): a follower restarts (its session ends, a new incarnation
+        registers and is unfenced) and the leader asks to put it back in the ISR. With
+        `remembered` the proposal carries the broker epoch the leader last saw the follower fetch
+        with, the old incarnation's, which a 3.5+ controller refuses (INELIGIBLE_REPLICA,
+        `ReplicationControlManager.validateAlterPartitionData`); otherwise the new one, which it
+        accepts. The other members carry their current epochs and the request the current
+        leader and partition epochs at the highest version, so that the broker epoch is the one
+        thing that decides. Without this rule the shape was rare: by mid-run most brokers are
+        fenced or shutting down, and a proposal naming one is refused for that first."""
+        keys = self.rejoinable()
+        topic, partition = keys[pick % len(keys)]
+        state = self.reference.partition(topic, partition)
+        assert state is not None
+        followers = [r for r in state.replicas if r != state.leader and r in self.reference.brokers]
+        follower = followers[pick // len(keys) % len(followers)]
+        self.restart(follower)
+        state = self.reference.partition(topic, partition)
+        assert state is not None
+        captures = self.epoch_captures[follower]
+        joining = captures[-2] if remembered and len(captures) > 1 else captures[-1]
+        isr: list[Any] = [[b, "$" + self.epoch_captures[b][-1]] if self.epoch_captures[b] else b
+                          for b in state.isr if b != follower]
+        isr.append([follower, "$" + joining] if captures else follower)
+        self.send("alter_partition", {
+            "version": self.reference.profile.alter_partition_versions[1], "broker": state.leader,
+            "topic": topic, "partition": partition, "leader_epoch": state.leader_epoch,
+            "partition_epoch": state.partition_epoch, "isr": isr,
+        })
+
     def teardown(self) -> None:
         self.context.finish_run(self.run)
 
@@ -278,6 +326,7 @@ class ControllerMachine(RuleBasedStateMachine):
 RULE_OPERATIONS: dict[str, tuple[str, ...]] = {
     "restart_broker": ("fence_broker", "register_broker", "unfence_broker"),
     "leader_proposes": ("alter_partition",),
+    "restart_and_rejoin": ("fence_broker", "register_broker", "unfence_broker", "alter_partition"),
 }
 """The operations a rule sends, where they are not just the operation of the rule's own name."""
 
