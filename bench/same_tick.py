@@ -30,7 +30,9 @@ MUTANT_ID = "X1"
 
 class SameTickReadmission(Controller):
     """Refuses a shutting-down member as the reference does, except in the tick of its heartbeat:
-    from the heartbeat until the next metadata record, that broker counts as eligible."""
+    from the heartbeat until the next metadata record, that broker counts as eligible. Only the
+    shutting-down refusal is waived (the issue's bug): a stale broker epoch in the same tick is
+    still refused, so that B01's shape does not find this controller for the wrong reason."""
 
     heartbeat_tick: tuple[int, int] | None = None
 
@@ -43,7 +45,7 @@ class SameTickReadmission(Controller):
         reason = super().member_ineligibility(member)
         registration = self.brokers.get(member.broker)
         same_tick = self.heartbeat_tick == (member.broker, self.next_offset)
-        if reason is not None and same_tick and registration is not None and not registration.fenced:
+        if reason == "shutting down" and same_tick and registration is not None and not registration.fenced:
             return None
         return reason
 
