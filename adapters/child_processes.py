@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import ctypes
 import ctypes.util
+import os
 import signal
 import subprocess
 import sys
@@ -45,12 +46,20 @@ _PRCTL = _load_prctl()
 """Resolved once, before any fork: the function run between fork and exec must not load anything."""
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int) -> Callable[[], None]:
     """A `preexec_fn`: the kernel sends the child SIGKILL when the thread that started it ends
     (Linux). Children are started from the thread that drives the target for the whole campaign,
-    so this means: when isrcheck ends, even by SIGKILL."""
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    so this means: when isrcheck ends, even by SIGKILL. A parent that ended between the fork and
+    the `prctl` sends nothing (prctl(2)); the child then is no longer `parent`'s, and kills
+    itself before it runs anything."""
+
+    def preexec() -> None:
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
 
 
 def preexec() -> Callable[[], None] | None:
@@ -58,12 +67,21 @@ def preexec() -> Callable[[], None] | None:
     main thread (one started from a short-lived worker thread would die with that thread)."""
     if _PRCTL is None or threading.current_thread() is not threading.main_thread():
         return None
-    return die_with_parent
+    return die_with_parent(os.getpid())
+
+
+_ending = False
+"""Set by `kill_all`: the process is ending abruptly, and a child started from now on (a target
+restarting the plug-in `kill_all` just killed) is killed as soon as it is registered."""
 
 
 def started(process: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
     with _lock:
-        _children[process.pid] = process
+        if not _ending:
+            _children[process.pid] = process
+            return
+    with contextlib.suppress(OSError):
+        process.kill()
 
 
 def ended(process: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
@@ -99,8 +117,11 @@ def stop(process: subprocess.Popen[str] | subprocess.Popen[bytes], grace_s: floa
 
 
 def kill_all() -> None:
-    """Kill every registered child at once (no grace: the caller is ending abruptly)."""
+    """Kill every registered child at once (no grace: the caller is ending abruptly), and every
+    child registered after."""
+    global _ending
     with _lock:
+        _ending = True
         children = list(_children.values())
         _children.clear()
     for process in children:
