@@ -23,7 +23,7 @@ from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator
 from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
 from isrcheck.reference_impl.rpc import FETCH, FETCH_RESPONSE
-from isrcheck.reference_impl.state import PartitionChangeRecord
+from isrcheck.reference_impl.state import PartitionChangeRecord, PartitionState
 
 TOPIC = "t"
 SESSION_EXPIRY_MS = 3000
@@ -75,6 +75,17 @@ class AimedSchedules:
         count = sum(1 for topic, _ in self.reference.controller.partitions if topic == TOPIC)
         return TOPIC, value % max(1, count)
 
+    def led_partition(self, value: int) -> tuple[tuple[str, int], PartitionState, list[int]] | None:
+        """The partition `value` picks, its controller state and its running ISR followers; None
+        unless its leader and at least one ISR follower are running (every schedule here races
+        a leader against a follower)."""
+        key = self.partition_key(bits(value, 0, 2))
+        state = self.reference.controller.partitions.get(key)
+        if state is None or state.leader < 0 or not self.running(state.leader):
+            return None
+        followers = [b for b in state.isr if b != state.leader and self.running(b)]
+        return (key, state, followers) if followers else None
+
     # ------------------------------------------------------------------ diverging epoch
 
     def diverge(self, value: int) -> None:
@@ -84,13 +95,11 @@ class AimedSchedules:
         and the new leader's HW, and the old leader must truncate before it believes that HW
         (leader.md §7, §13). Then `DIVERGE_WINDOW` decides what the old leader does while the
         answer is on its way."""
-        key = self.partition_key(bits(value, 0, 2))
-        state = self.reference.controller.partitions.get(key)
-        if state is None or state.leader < 0 or not self.running(state.leader):
+        picked = self.led_partition(value)
+        if picked is None:
             return
+        key, state, _ = picked
         old = state.leader
-        if not any(b != old and self.running(b) for b in state.isr):
-            return
         self.clean_network()
         # no scheduler event runs between the two steps: no follower fetches the records
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 2, 2)})
@@ -129,14 +138,11 @@ class AimedSchedules:
         arrives only up to the older of those changes (`older_change`): a leader that applied it
         would take back the ISR without the follower (leader.md §10). `STALE_WINDOW` decides
         what follows."""
-        key = self.partition_key(bits(value, 0, 2))
-        state = self.reference.controller.partitions.get(key)
-        if state is None or state.leader < 0 or not self.running(state.leader):
+        picked = self.led_partition(value)
+        if picked is None:
             return
+        key, state, followers = picked
         leader = state.leader
-        followers = [b for b in state.isr if b != leader and self.running(b)]
-        if not followers:
-            return
         follower = followers[bits(value, 2, 1) % len(followers)]
         fetches = fetches_from(follower)
         self.clean_network()
@@ -189,14 +195,11 @@ class AimedSchedules:
         a Fetch from an older broker epoch must not count). Optionally another member lags
         meanwhile, holding the HW where the new incarnation can rejoin at once; then everything
         is released."""
-        key = self.partition_key(bits(value, 0, 2))
-        state = self.reference.controller.partitions.get(key)
-        if state is None or state.leader < 0 or not self.running(state.leader):
+        picked = self.led_partition(value)
+        if picked is None:
             return
+        key, state, followers = picked
         leader = state.leader
-        followers = [b for b in state.isr if b != leader and self.running(b)]
-        if not followers:
-            return
         follower = followers[bits(value, 2, 1) % len(followers)]
         others = [r for r in state.replicas if r not in (leader, follower)]
         self.clean_network()

@@ -55,6 +55,13 @@ class ControllerMachine(RuleBasedStateMachine):
     def partitions(self) -> list[tuple[str, int]]:
         return self.reference.partition_keys()
 
+    def isr_item(self, broker: int, back: int = 1) -> Any:
+        """An ISR member as a request names it: with the broker epoch of its `back`-th latest
+        registration (1: the current one, 2: the incarnation before), or the bare id when it has
+        not registered that often."""
+        captures = self.epoch_captures.get(broker, [])
+        return [broker, "$" + captures[-back]] if len(captures) >= back else broker
+
     def send(self, op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> None:
         self.context.execute(self.run, step(op, args, captures))
 
@@ -238,9 +245,8 @@ class ControllerMachine(RuleBasedStateMachine):
         partition_epoch = max(0, state.partition_epoch + deltas[(epochs * 7) % 16])
         isr_items: list[Any] = []
         for position, broker in enumerate(isr):
-            older = self.epoch_captures.get(broker, [])[:-1]
-            if member_epochs >= 12 and position == member_epochs % max(1, len(isr)) and older:
-                isr_items.append([broker, "$" + older[-1]])
+            if member_epochs >= 12 and position == member_epochs % max(1, len(isr)):
+                isr_items.append(self.isr_item(broker, back=2))
             elif member_epochs in (10, 11):
                 isr_items.append([broker, -1])
             else:
@@ -270,8 +276,7 @@ class ControllerMachine(RuleBasedStateMachine):
         low, high = self.reference.profile.alter_partition_versions
         isr: list[Any] = [r for i, r in enumerate(state.replicas) if i != shrink or r == state.leader]
         if remembered == 3:
-            isr = [[b, "$" + self.epoch_captures[b][-2]] if len(self.epoch_captures.get(b, [])) > 1 else b
-                   for b in isr]
+            isr = [self.isr_item(b, back=2) for b in isr]
         self.send("alter_partition", {
             "version": max(low, high - version), "broker": state.leader, "topic": topic,
             "partition": partition, "leader_epoch": state.leader_epoch, "partition_epoch": state.partition_epoch,
@@ -309,11 +314,8 @@ class ControllerMachine(RuleBasedStateMachine):
         self.restart(follower)
         state = self.reference.partition(topic, partition)
         assert state is not None
-        captures = self.epoch_captures[follower]
-        joining = captures[-2] if remembered and len(captures) > 1 else captures[-1]
-        isr: list[Any] = [[b, "$" + self.epoch_captures[b][-1]] if self.epoch_captures[b] else b
-                          for b in state.isr if b != follower]
-        isr.append([follower, "$" + joining] if captures else follower)
+        back = 2 if remembered and len(self.epoch_captures[follower]) > 1 else 1
+        isr = [self.isr_item(b) for b in state.isr if b != follower] + [self.isr_item(follower, back)]
         self.send("alter_partition", {
             "version": self.reference.profile.alter_partition_versions[1], "broker": state.leader,
             "topic": topic, "partition": partition, "leader_epoch": state.leader_epoch,

@@ -24,6 +24,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from isrcheck.adapters.kafka_wire.kafka_dump_log import parse_dump
@@ -76,6 +77,15 @@ def java_processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def three_live_brokers(target: Any) -> list[dict[str, Any]]:
+    """Brokers 1-3 registered (each must be accepted) and unfenced; the unfence answers, which
+    each test judges by what it is about."""
+    answers = []
+    for broker in (1, 2, 3):
+        assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
+        answers.append(target.execute("unfence_broker", {"broker": broker}))
+    return answers
+
 @needs_39
 def test_raft_fetch_decodes_what_kafka_dump_log_prints() -> None:
     from isrcheck.adapters.real_kafka.kafka_local import local_wire_target
@@ -84,9 +94,7 @@ def test_raft_fetch_decodes_what_kafka_dump_log_prints() -> None:
     target = local_wire_target({"kafka-home": HOME_39})
     try:
         target.open("3.9", {})
-        for broker in (1, 2, 3):
-            assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
-            assert target.execute("unfence_broker", {"broker": broker})["error"] == "NONE"
+        assert all(answer["error"] == "NONE" for answer in three_live_brokers(target))
         assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3], [2, 3, 1]],
                                                "configs": {"min.insync.replicas": 2}})["error"] == "NONE"
         state = target.observe("partition", {"topic": "t"})
@@ -180,9 +188,7 @@ def test_fail_over_to_a_new_active_controller() -> None:
     try:
         assert "fail_over_controller" not in target.unsupported_operations
         target.open("3.9", {})
-        for broker in (1, 2, 3):
-            assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
-            assert target.execute("unfence_broker", {"broker": broker})["is_fenced"] is False
+        assert all(answer["is_fenced"] is False for answer in three_live_brokers(target))
         assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3]]})["error"] == "NONE"
         first = (target.connection.host, target.connection.port)  # type: ignore[attr-defined]
         assert target.execute("fail_over_controller", {}) == {}
@@ -212,9 +218,7 @@ def test_a_run_deletes_its_topics_on_the_real_controller() -> None:
     target = local_wire_target({"kafka-home": HOME_39})
     try:
         target.open("3.9", {})
-        for broker in (1, 2, 3):
-            assert target.execute("register_broker", {"broker": broker, "incarnation": "a"})["error"] == "NONE"
-            target.execute("unfence_broker", {"broker": broker})
+        three_live_brokers(target)
         assert target.execute("create_topic", {"topic": "t", "assignment": [[1, 2, 3], [2, 3, 1]]})["error"] == "NONE"
         name = target.namespace.topic("t")
         target.sent_since_sync = True
