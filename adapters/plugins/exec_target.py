@@ -145,8 +145,14 @@ class ExecTarget(Target):
         return TargetFailure(kind, f"{' '.join(self.command)}: {message}{detail}")
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        if self.process is None or self.process.poll() is not None:
+        """One request and its reply. The plug-in is started on first use and after a failure
+        ended it; one that exited by itself since its last reply crashed, and is reported so:
+        started again quietly in the middle of a run, it would answer from a fresh state, and
+        the difference would read as the implementation's divergence (a false finding)."""
+        if self.process is None:
             self.start()
+        elif self.process.poll() is not None:
+            raise self.failure("crash", f"{method}: the process exited since its last reply")
         assert self.process is not None and self.process.stdin is not None
         self.next_id += 1
         try:
