@@ -711,12 +711,17 @@ class Cluster:
         fetch interval — long enough for a spurious shrink to show), else whether it holds at the
         end of `max_ms`.
 
-        With `probe`, a client keeps writing: once the faults' aftermath has had a session timeout
-        or a lag window (whichever is longer) to play out, one acks=all record goes to every
-        partition's leader. (The
-        leader recomputes its HW only on appends, follower progress, ISR commits and leadership
-        changes — leader.md §7 — so without traffic a HW held back by a replica that has since
-        become ineligible stays put; a probe is what a live workload would provide.)"""
+        With `probe`, a client keeps writing: once every broker the faults left down has had a
+        session timeout to be fenced (and its leaders a fetch interval to learn it), one acks=all
+        record goes to every partition's leader. (The leader recomputes its HW only on appends,
+        follower progress, ISR commits and leadership changes — leader.md §7 — so without traffic
+        a HW held back by a replica that has since become ineligible stays put; a probe is what a
+        live workload would provide.) Not a lag window later: a replica that stopped within the
+        last lag window still counts as caught up then, and only its ineligibility keeps it from
+        holding the probe back (leader.md §7 step 3, KAFKA-15021) — a later probe would hide a
+        leader that ignores it. After the session timeout eligibility only grows (faults have
+        stopped: nothing is fenced or shut down any more), so a replica that is eligible when the
+        probe's HW is computed stays so, and nothing it holds back is stranded."""
         self.release()
         self.retire_zombie()
         for broker in list(self.metadata_holds):
@@ -732,7 +737,7 @@ class Cluster:
         stable = stable_ms if stable_ms is not None else lag + config.replica_fetch_wait_max_ms
         every = check_every_ms if check_every_ms is not None else max(1, config.replica_fetch_wait_max_ms)
         if probe:
-            self.advance(max(session, lag) + config.replica_fetch_wait_max_ms)
+            self.advance(session + config.replica_fetch_wait_max_ms)
             for topic, partition in sorted(self.controller.partitions):
                 self.produce(topic, partition, -1, 1)
         deadline = self.now_ms + budget
