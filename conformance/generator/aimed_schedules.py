@@ -12,6 +12,16 @@ current state, so that shrinking can delete it whole.
 * `stale_metadata` — a leader whose metadata lags learns its ISR changes from AlterPartition
   answers, then applies the metadata log only up to an older change of the partition
   (leader.md §10: the partition epoch, not the log position, decides what is current).
+* `behind_new_leader` — a follower stops at the HW and is fenced; the leader's records are
+  acknowledged once its other follower has them, but that follower never hears the HW that
+  acknowledged them; the leader crashes and that follower leads with a HW behind its log end,
+  then meets the follower stopped at the old HW (leader.md §5 condition 3: in sync needs the
+  leader-epoch start offset too, KAFKA-7128).
+* `late_refusal` — a proposal is refused (its new member was fenced after the leader's metadata
+  froze) and the refusal is held while newer metadata replaces the proposal: another member
+  leaves the ISR and the leader catches up; then the refusal arrives (leader.md §9 step 1: an
+  answer for a replaced proposal is ignored; reverting to the proposal's base would bring back
+  the member that left).
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from isrcheck.conformance.generator.controller_machine import bits, step
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator
 from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
-from isrcheck.reference_impl.rpc import FETCH, FETCH_RESPONSE
+from isrcheck.reference_impl.rpc import ALTER_PARTITION_RESPONSE, FETCH, FETCH_RESPONSE, HEARTBEAT
 from isrcheck.reference_impl.state import PartitionChangeRecord, PartitionState
 
 TOPIC = "t"
@@ -40,6 +50,10 @@ truncate), a crash, frozen metadata, or nothing (the answer simply arrives)."""
 STALE_WINDOW = ("lag_follower", "lag_follower", "produce", "nothing")
 """What follows the stale delivery: the follower that left and rejoined falls behind again
 (while its leader may believe it out of the ISR already), a client writes, or nothing."""
+
+LEAVE = ("fence", "fence", "controlled_shutdown", "crash")
+"""How `late_refusal`'s other member leaves the ISR while the refusal is held: fenced (it keeps
+heartbeating, so it is back at once, its fetches still held), shut down, or crashed."""
 
 FETCH_WAIT_MS = (50, 250)
 """How long a follower goes on fetching after a write before its Fetches are held: within the
@@ -171,6 +185,18 @@ class AimedSchedules:
         # "equal-epoch admission"), which P-HWV flags on the reference too: not this schedule's aim.
         self.send("sync_metadata", {"broker": leader})
 
+    def log_end(self, broker: int, key: tuple[str, int]) -> int:
+        process = self.reference.brokers.get(broker)
+        partition = None if process is None or not process.alive else process.partitions.get(key)
+        return -1 if partition is None else partition.log.leo
+
+    def fetched_from(self, leader: int, follower: int, key: tuple[str, int]) -> bool:
+        """Whether `leader` has had a Fetch of `key` from `follower` (knows its LEO)."""
+        process = self.reference.brokers.get(leader)
+        partition = None if process is None or not process.alive else process.partitions.get(key)
+        state = None if partition is None else partition.remote.get(follower)
+        return state is not None and state.log_end_offset >= 0
+
     def older_change(self, broker: int, key: tuple[str, int]) -> int | None:
         """The offset of the first change of `key` in the metadata `broker` has not applied yet,
         if a later one follows it (else there is nothing older to deliver)."""
@@ -224,3 +250,102 @@ class AimedSchedules:
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
         self.send("release", {})
         self.send("tick", {"ms": SETTLE_MS})
+
+    # ------------------------------------------------------------------ an answer for a replaced proposal
+
+    def late_refusal(self, value: int) -> None:
+        """A follower out of the ISR is fenced while its leader's metadata is frozen (its
+        heartbeats held, so it stays fenced), then catches up: the leader proposes it and the
+        controller refuses (INELIGIBLE_REPLICA); the answer is held. Meanwhile another ISR
+        member stops fetching and leaves the ISR (`LEAVE`), the leader applies the whole
+        metadata log (its proposal replaced by the newer ISR) and appends records; only then
+        does the refusal arrive, and the fenced follower's heartbeats resume."""
+        picked = self.led_partition(value)
+        if picked is None:
+            return
+        key, state, followers = picked
+        leader = state.leader
+        newcomer = next((r for r in state.replicas if r != leader and r not in state.isr and self.running(r)), None)
+        if newcomer is None:
+            if len(followers) < 2:
+                return
+            newcomer = followers[bits(value, 2, 1)]
+        others = [b for b in followers if b != newcomer]
+        if not others:
+            return
+        member = others[0]
+        self.clean_network()
+        if newcomer in state.isr:  # out of the ISR first, its shrink committed
+            self.send("hold", fetches_from(newcomer))
+            self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
+            self.send("tick", {"ms": LAG_MS})
+        self.send("lag_metadata", {"broker": leader})
+        self.send("hold", {"kind": HEARTBEAT, "from": newcomer})
+        self.send("fence_broker", {"broker": newcomer})
+        self.send("hold", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
+        self.send("release", fetches_from(newcomer))
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        how = LEAVE[bits(value, 3, 2)]
+        self.send("hold", fetches_from(member))
+        if how == "fence":
+            self.send("fence_broker", {"broker": member})
+        elif how == "controlled_shutdown":
+            self.send("controlled_shutdown", {"broker": member})
+            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        else:
+            self.send("crash", {"broker": member, "lose": LOSE_NONE})
+            self.send("tick", {"ms": SESSION_EXPIRY_MS // 2})
+        self.send("sync_metadata", {"broker": leader})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 5, 2)})
+        self.send("release", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
+        self.send("release", {"kind": HEARTBEAT, "from": newcomer})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+
+    # ------------------------------------------------------------------ a new leader whose HW lags
+
+    def behind_new_leader(self, value: int) -> None:
+        """Three steps around a leader change. A third replica stops fetching at the HW and is
+        fenced (its heartbeats held): the ISR is the leader and one follower. A write is
+        acknowledged once that follower fetched it — the answer that would bring the follower
+        the new HW is held — and the leader crashes: the follower is elected with its HW behind
+        its log end (its leader-epoch start offset). The third replica is unfenced and fetches
+        from it at the old HW; the answers to it are held, so it does not catch up. Then (three
+        times in four) the new leader crashes too."""
+        picked = self.led_partition(value)
+        if picked is None or len(picked[2]) < 2:
+            return
+        key, state, followers = picked
+        leader = state.leader
+        successor = followers[bits(value, 2, 1)]
+        third = followers[1 - bits(value, 2, 1)]
+        self.clean_network()
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})  # what is in flight arrives: the third stops at the HW
+        self.send("hold", {"kind": HEARTBEAT, "from": third})
+        self.send("hold", fetches_from(third))
+        self.send("tick", {"ms": SESSION_EXPIRY_MS})
+        self.send("hold", {"kind": FETCH_RESPONSE, "from": leader, "to": successor})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
+        for _ in range(3):  # until the successor has the records (and fetched past them): not their HW
+            if self.log_end(successor, key) >= self.log_end(leader, key):
+                break
+            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("deliver", {"kind": FETCH_RESPONSE, "from": leader, "to": successor, "count": 1})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("crash", {"broker": leader, "lose": LOSE_NONE})
+        self.send("tick", {"ms": SESSION_EXPIRY_MS})
+        self.send("release", {"kind": HEARTBEAT, "from": third})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1] * 2})
+        self.send("hold", {"kind": FETCH_RESPONSE, "from": successor, "to": third})
+        self.send("release", fetches_from(third))
+        # its Fetch to the crashed leader goes unanswered until the request timeout
+        # (BrokerConfig.fast(): 3000 ms); a Fetch it has outstanding to the new leader for other
+        # partitions is answered, so that its next one names this partition
+        self.send("tick", {"ms": SESSION_EXPIRY_MS + FETCH_WAIT_MS[1]})
+        for _ in range(3):
+            if self.fetched_from(successor, third, key):
+                break
+            self.send("deliver", {"kind": FETCH_RESPONSE, "from": successor, "to": third, "count": 1})
+            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        if bits(value, 5, 2) and self.running(successor):
+            self.send("crash", {"broker": successor, "lose": LOSE_NONE})
+            self.send("tick", {"ms": SESSION_EXPIRY_MS})

@@ -58,7 +58,7 @@ ACTION_WEIGHTS = (
     ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
     ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
     ("create_partitions", 1), ("diverge", 2), ("stale_metadata", 2),
-    ("reboot_in_flight", 2),
+    ("reboot_in_flight", 2), ("late_refusal", 2), ("behind_new_leader", 2),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
@@ -67,13 +67,13 @@ ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
 SWARM_KINDS = (
     "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
     "lag_metadata", "fence", "elect_preferred", "window", "create_partitions", "diverge", "stale_metadata",
-    "reboot_in_flight",
+    "reboot_in_flight", "late_refusal", "behind_new_leader",
 )
 """The fault kinds swarm testing switches off (Groce et al., "Swarm testing", ISSTA 2012): each run
 draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
 drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
 a mix where every fault is always possible breaks most windows before anything uses them."""
-AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight"})
+AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight", "late_refusal", "behind_new_leader"})
 """The actions of conformance/generator/aimed_schedules.py."""
 IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
              "fence_follower", "lag_leader_metadata", "produce")
@@ -366,7 +366,8 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
 
 
 OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold",
-             "diverge": "crash", "stale_metadata": "sync_metadata", "reboot_in_flight": "duplicate"}
+             "diverge": "crash", "stale_metadata": "sync_metadata", "reboot_in_flight": "duplicate",
+             "late_refusal": "fence_broker", "behind_new_leader": "deliver"}
 """The step operation an action sends, where the names differ (a target may refuse an operation)."""
 
 

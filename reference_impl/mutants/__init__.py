@@ -41,7 +41,10 @@ class Mutant:
     release: str | None = None
     """The release a campaign runs this mutant on unless told otherwise: set where the bug lives in
     a protocol only older releases speak (B22: AlterPartition below v3; D14: Fetch below v15,
-    metadata.version below 3.5-IV1). None: the newest."""
+    metadata.version below 3.5-IV1), or where newer releases mask its harm in the generated
+    clusters (D4: from 3.7 the HW does not advance while the ISR is below min.insync.replicas,
+    KAFKA-15583, so the member a stale revert brings back is never below the HW there). None: the
+    newest."""
 
     def cluster_kwargs(self) -> dict[str, Any]:
         """What to pass to the cluster model to run this mutant there."""
@@ -98,7 +101,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B27", "follower applies the leader's HW before truncating on a diverging epoch",
              "KAFKA-14704", ("P-HWM",), ("follower_rules", km.HwBeforeTruncation())),
     _cluster("D4", "a response is applied after newer metadata replaced the proposal",
-             "bugs.md appendix 4", ("P-HWV", "P-ELIG"), *_leader(km.LateResponseApplied())),
+             "bugs.md appendix 4", ("P-HWV", "P-ELIG"), *_leader(km.LateResponseApplied()), release="3.5"),
     _cluster("D6", "metadata with an older partition epoch is applied (an older ISR resurrected)",
              "bugs.md appendix 6", ("P-HWV",), *_leader(km.AppliesOlderMetadata())),
     _cluster("D7", "a new leader takes its followers' LEOs as known instead of unknown",
