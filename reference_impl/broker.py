@@ -78,7 +78,9 @@ class Broker:
         self.incarnation = incarnation
         self.serial = serial
         self.disk = disk
-        self.status = RUNNING
+        self.alive = True
+        """Running or shutting down: kept by the `status` setter, read on every delivery and timer."""
+        self._status = RUNNING
         self.epoch = -1
         """The broker epoch of this incarnation's registration; -1 until registered."""
         self.cache = MetadataCache()
@@ -111,8 +113,14 @@ class Broker:
         return self.cluster.now_ms
 
     @property
-    def alive(self) -> bool:
-        return self.status in (RUNNING, SHUTTING_DOWN)
+    def status(self) -> str:
+        """running | shutting_down | stopped | crashed."""
+        return self._status
+
+    @status.setter
+    def status(self, status: str) -> None:
+        self._status = status
+        self.alive = status in (RUNNING, SHUTTING_DOWN)
 
     @property
     def shutting_down(self) -> bool:

@@ -141,6 +141,8 @@ class Cluster:
         self.events = 0
         """Scheduler events so far: message deliveries plus timer firings."""
         self.deliveries = 0
+        self.last_delivered: Message | None = None
+        """The message `deliver` took last (what a scheduler event did, for the driver's log)."""
         self.steps = 0
         """Operations so far (the `step` in violations)."""
         self.trace: list[tuple[object, ...]] | None = [] if trace else None
@@ -225,6 +227,7 @@ class Cluster:
         del self.network.inflight[message.id]
         self.events += 1
         self.deliveries += 1
+        self.last_delivered = message
         if self.trace is not None:
             self.trace.append(("deliver", message.id, message.kind, message.src, message.dst, self.now_ms))
         dst = message.dst
@@ -356,10 +359,10 @@ class Cluster:
                 if message is not None:
                     self.deliver(message)
                 else:
-                    due = timers.next_due()
-                    if due is None or due > self.now_ms:
+                    timer = timers.pop_due(self.now_ms)
+                    if timer is None:
                         return count
-                    self._fire(timers.pop())
+                    self._fire(timer)
             count += 1
             if count > limit:
                 raise QuiescenceError(f"no quiescence after {limit} events at t={self.now_ms}")

@@ -42,6 +42,15 @@ class PendingProduce:
 class Partition:
     def __init__(self, broker: Broker, topic: str, index: int, log: ReplicaLog) -> None:
         self.broker = broker
+        self.rules: LeaderRules = broker.leader_rules
+        self.broker_id: int = broker.id
+        self.cache: MetadataCache = broker.cache
+        self.config: BrokerConfig = broker.config
+        self.profile: ReleaseProfile = broker.profile
+        """The broker's rules, id, metadata cache, settings and release, which a broker keeps for
+        its life: plain attributes, not properties reading through the broker, because the
+        fetch path reads them on every follower Fetch (docs/performance.md)."""
+        self._cluster = broker.cluster
         self.topic = topic
         self.index = index
         self.log = log
@@ -70,32 +79,12 @@ class Partition:
         return self.topic, self.index
 
     @property
-    def rules(self) -> LeaderRules:
-        return self.broker.leader_rules
-
-    @property
-    def broker_id(self) -> int:
-        return self.broker.id
-
-    @property
     def own_broker_epoch(self) -> int:
         return self.broker.epoch
 
     @property
-    def cache(self) -> MetadataCache:
-        return self.broker.cache
-
-    @property
-    def config(self) -> BrokerConfig:
-        return self.broker.config
-
-    @property
-    def profile(self) -> ReleaseProfile:
-        return self.broker.profile
-
-    @property
     def now_ms(self) -> int:
-        return self.broker.now_ms
+        return self._cluster.now_ms
 
     @property
     def effective_min_isr(self) -> int:
@@ -122,21 +111,22 @@ class Partition:
         if state is None:
             return self._fetch_error(fetch, Error.UNKNOWN_LEADER_EPOCH)
         diverging = rules.diverging_epoch(log, fetch)
+        fetch_offset = fetch.fetch_offset
         if diverging is not None:
             if rules.diverging_fetch_updates_state():
-                self._track_follower(replica_id, state, fetch.fetch_offset, broker_epoch)
+                self._track_follower(replica_id, state, fetch_offset, broker_epoch)
             return FetchPartitionResponse(
-                self.topic, self.index, Error.NONE, log.hw, log.leo, (), diverging, fetch.fetch_offset,
+                self.topic, self.index, Error.NONE, log.hw, len(log.records), (), diverging, fetch_offset,
                 fetch.current_leader_epoch,
             )
-        if fetch.fetch_offset > log.leo:
+        if fetch_offset > len(log.records):
             return self._fetch_error(fetch, Error.OFFSET_OUT_OF_RANGE)
-        records = log.read(fetch.fetch_offset, self.config.replica_fetch_max_records)
+        records = log.read(fetch_offset, self.config.replica_fetch_max_records)
         if rules.stale_fetch_broker_epoch(broker_epoch, self.cache.alive_broker_epoch(replica_id)):
             return self._fetch_error(fetch, Error.NOT_LEADER_OR_FOLLOWER)
-        self._track_follower(replica_id, state, fetch.fetch_offset, broker_epoch)
+        self._track_follower(replica_id, state, fetch_offset, broker_epoch)
         return FetchPartitionResponse(
-            self.topic, self.index, Error.NONE, log.hw, log.leo, records, None, fetch.fetch_offset,
+            self.topic, self.index, Error.NONE, log.hw, len(log.records), records, None, fetch_offset,
             fetch.current_leader_epoch,
         )
 
@@ -144,7 +134,7 @@ class Partition:
         """§4 `updateFollowerFetchState`: new follower state, then expansion (§5), then the HW (§7)
         if the follower's LEO moved."""
         self.remote[replica_id] = self.rules.updated_replica_state(
-            state, fetch_offset, self.now_ms, self.log.leo, broker_epoch
+            state, fetch_offset, self._cluster.now_ms, len(self.log.records), broker_epoch
         )
         self.maybe_expand_isr(replica_id)
         if fetch_offset != state.log_end_offset:

@@ -43,5 +43,13 @@ class Timers:
     def pop(self) -> Timer:
         return heapq.heappop(self._heap)[2]
 
+    def pop_due(self, now_ms: int) -> Timer | None:
+        """The next timer if it is due at `now_ms` (taken off the queue), else None: `settle`'s
+        one question per quiet moment, asked in one call instead of `next_due` and `pop`."""
+        heap = self._heap
+        if heap and heap[0][0] <= now_ms:
+            return heapq.heappop(heap)[2]
+        return None
+
     def pending(self) -> list[Timer]:
         return [entry[2] for entry in sorted(self._heap)]

@@ -21,6 +21,11 @@ worker's stdin:
 
 The worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
 decides) and turns SIGTERM into an orderly end: records closed, the target shut down.
+
+`isrcheck run --workers N` starts its campaign workers *warm* (`prestart`, `--warm`), first thing,
+before the command line imports the engine: a worker's own start-up (interpreter, engine and
+Hypothesis imports, the provenance's git calls: about half a second of CPU) then runs while the
+parent does the same, instead of after it, when the parent had nothing left to do but wait.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ from typing import IO, Any
 
 WORKER_MODULE = "isrcheck.conformance.engine.worker_process"
 EXIT_PARENT_GONE = 3
+WARM = "--warm"
+"""A worker's argument: import the campaign engine before waiting for its job (`prestart`)."""
+
+_prestarted: list[subprocess.Popen[str]] = []
+"""Campaign workers started ahead of their job by `prestart`, not yet handed one."""
 
 
 def encode(value: Any) -> str:
@@ -123,11 +133,24 @@ def _terminate(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+def _warm_up() -> None:
+    """What every campaign worker does first, done before its job arrives: the imports of the
+    engine (Hypothesis among them) and the provenance (git, once per process)."""
+    import importlib
+
+    importlib.import_module("isrcheck.conformance.engine.campaign")
+    from isrcheck.conformance.engine.provenance import current_provenance
+
+    current_provenance()
+
+
 def main() -> int:
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
+    if WARM in sys.argv[1:]:
+        _warm_up()
     job = sys.stdin.readline()
     if not job:
         return EXIT_PARENT_GONE
@@ -167,11 +190,8 @@ class WorkerProcess:
     @classmethod
     def start(cls, worker: int, payload: tuple[Any, ...]) -> WorkerProcess:
         """`payload`: ("campaign", config, worker, batches or None, deadline), ("call", function,
-        arguments) or ("calls",)."""
-        process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            bufsize=1,
-        )
+        arguments) or ("calls",). A campaign goes to a worker `prestart` started, if one is left."""
+        process = _prestarted.pop(0) if payload[0] == "campaign" and _prestarted else _spawn(())
         assert process.stdin is not None
         process.stdin.write(encode(payload) + "\n")
         process.stdin.flush()
@@ -219,6 +239,26 @@ class WorkerProcess:
         if self.process.stdout is not None:
             self.process.stdout.close()
         return code
+
+
+def _spawn(arguments: tuple[str, ...]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", WORKER_MODULE, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        bufsize=1,
+    )
+
+
+def prestart(count: int) -> None:
+    """Start `count` campaign workers now, warming up (`--warm`) until `run_workers` hands them
+    their job. Whoever calls this calls `end_prestarted` when done: a worker no campaign took
+    ends then (and at the latest when this process ends: its stdin reaches end of file)."""
+    _prestarted.extend(_spawn((WARM,)) for _ in range(count))
+
+
+def end_prestarted() -> None:
+    """End the prestarted workers no campaign took (a usage error, a campaign run another way)."""
+    while _prestarted:
+        WorkerProcess(-1, _prestarted.pop()).end()
 
 
 def run_workers(config: Any, plan: Iterable[tuple[int, int]], workers: int, deadline: float | None,

@@ -51,16 +51,28 @@ class History:
     """(topic, partition, leader epoch) → the first broker seen acting as leader of it."""
 
     def advance(self, observation: ClusterObservation) -> History:
-        exposed = dict(self.exposed)
+        """The history after `observation`. Its maps are copied only when this step adds to them
+        (it is taken after every step, and most steps add nothing): the History before is never
+        changed, so a previous one still reads as it did."""
+        exposed: dict[TopicPartition, tuple[Record, ...]] | None = None
         for tp in observation.partitions:
             leader = observation.established_leader(tp)
-            if leader is not None and leader.hw > len(exposed.get(tp, ())) and tp not in observation.unclean:
+            if leader is not None and leader.hw > len((self.exposed if exposed is None else exposed).get(tp, ())) and (
+                tp not in observation.unclean
+            ):
+                if exposed is None:
+                    exposed = dict(self.exposed)
                 exposed[tp] = leader.log[:leader.hw]
-        actors = dict(self.epoch_actors)
+        actors: dict[tuple[str, int, int], int] | None = None
         for view in observation.replicas.values():
             if view.role == "leader" and observation.alive(view.broker):
-                actors.setdefault((view.topic, view.partition, view.leader_epoch), view.broker)
-        return History(observation, exposed, actors)
+                key = (view.topic, view.partition, view.leader_epoch)
+                if key not in (self.epoch_actors if actors is None else actors):
+                    if actors is None:
+                        actors = dict(self.epoch_actors)
+                    actors[key] = view.broker
+        return History(observation, self.exposed if exposed is None else exposed,
+                       self.epoch_actors if actors is None else actors)
 
 
 Check = Callable[[ClusterObservation, History], list[Violation]]
@@ -239,7 +251,7 @@ def p_hwm(observation: ClusterObservation, history: History) -> list[Violation]:
         lost = {loss.broker for loss in observation.data_loss[len(previous.data_loss):]}
         for key, view in observation.replicas.items():
             before = previous.replicas.get(key)
-            if before is None:
+            if before is None or before is view:  # the same view (Cluster.observe keeps unchanged ones): no change
                 continue
             broker = view.broker
             same_process = (
