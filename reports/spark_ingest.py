@@ -20,7 +20,14 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from isrcheck.reports import spark_schema
-from isrcheck.reports.spark_rules import line_reason, reason_of, reason_udf, record_valid, wrap_line
+from isrcheck.reports.spark_rules import (
+    item_arrays,
+    line_reason,
+    reason_of,
+    reason_udf,
+    record_valid,
+    wrap_line,
+)
 from isrcheck.reports.summary_layout import CORRUPT_EXAMPLES
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -56,7 +63,8 @@ def parse_records(lines: DataFrame) -> DataFrame:
     (`value`) with `reason` when the line as a whole gives it (NULL: `spark_rules.reason_of` says)."""
     wrapped = lines.select("value", *WHERE, wrap_line("value").alias("_wrapped"))
     record, problem = line_reason("value", "_wrapped")
-    checked = wrapped.select("value", *WHERE, record.alias("_record"), problem.alias("_problem"))
+    checked = (wrapped.select("value", *WHERE, record.alias("_record"), problem.alias("_problem"))
+               .select("*", *item_arrays("_record")))
     valid = record_valid("value", "_problem", "_record")
     # the cast cannot fail after the checks; should Spark still not read a line it accepted, the
     # line is skipped as not JSON rather than half read

@@ -116,7 +116,7 @@ def mutations(record: dict[str, Any], shape: Any, path: tuple[Any, ...] = ()) ->
 def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> None:
     """Every field of the schema, at every level, missing or of each JSON type: Spark's verdict
     (`record_valid`, expressions derived from the schema) is `parse_line`'s, line by line."""
-    from isrcheck.reports.spark_rules import line_reason, record_valid, wrap_line
+    from isrcheck.reports.spark_rules import item_arrays, line_reason, record_valid, wrap_line
     from report_fixtures import counterexample, finding
 
     from isrcheck.records.schema import RUN, parse_line
@@ -138,7 +138,8 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     frame = spark.createDataFrame([(line,) for line in lines], ["value"])
     wrapped = frame.select("value", wrap_line("value").alias("wrapped"))
     record, problem = line_reason("value", "wrapped")
-    checked = wrapped.select("value", record.alias("record"), problem.alias("problem"))
+    checked = wrapped.select("value", record.alias("record"), problem.alias("problem")).select(
+        "*", *item_arrays("record"))
     got = [row[0] for row in checked.select(record_valid("value", "problem", "record")).collect()]
     wrong = [(line[:160], want) for line, want, verdict in zip(lines, expected, got, strict=True) if want != verdict]
     assert not wrong
