@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from isrcheck.operations.leader_branch import LeaderBranch
+
 from .errors import Error
 from .isr_state import PendingState
 from .messages import (
@@ -149,6 +151,7 @@ class AlterPartitionManager:
 
     def resend(self, inflight: InflightRequest) -> None:
         """A lost connection or NOT_CONTROLLER: the request is re-queued at the head (§12)."""
+        self.broker.cluster.reached(LeaderBranch.REQUEST_REROUTED)
         self.inflight = None
         self.send(inflight.items)
 

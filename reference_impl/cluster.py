@@ -157,6 +157,9 @@ class Cluster:
         self.truth = MetadataCache()
         self.epoch_leaders: dict[tuple[str, int, int], int] = {}
         self.unclean: dict[TopicPartition, None] = {}
+        self.leader_branches: dict[str, None] = {}
+        """The leader-side decision branches the run has taken (isrcheck/operations/leader_branch.py)."""
+        self._leader_branches_view: frozenset[str] = frozenset()
         self.admissions: list[IsrAdmission] = []
         self._proposed_hws: dict[int, tuple[AlterPartitionRequest, dict[TopicPartition, int]]] = {}
         """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
@@ -182,6 +185,10 @@ class Cluster:
         """Count one operation of the driver (scenario step, generator action)."""
         self.steps += 1
         return self.steps
+
+    def reached(self, branch: str) -> None:
+        """A partition or AlterPartitionManager took `branch` (protocol-state coverage)."""
+        self.leader_branches[branch] = None
 
     def next_id(self) -> int:
         self._ids += 1
@@ -823,7 +830,7 @@ class Cluster:
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
             self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
-            len(self.network.inflight), self.metadata_end(),
+            len(self.network.inflight), self.metadata_end(), self._leader_branches_frozen(),
         )
 
     @staticmethod
@@ -849,6 +856,11 @@ class Cluster:
         if cached is None or len(cached) != len(items):
             cached = self._frozen_lists[name] = tuple(items)
         return cached
+
+    def _leader_branches_frozen(self) -> frozenset[str]:
+        if len(self._leader_branches_view) != len(self.leader_branches):
+            self._leader_branches_view = frozenset(self.leader_branches)
+        return self._leader_branches_view
 
     def _epoch_leaders_view(self) -> dict[tuple[str, int, int], int]:
         if len(self._epoch_leaders_copy) != len(self.epoch_leaders):

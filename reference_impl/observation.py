@@ -155,6 +155,9 @@ class ClusterObservation:
     pending_produces: int = 0
     messages_in_flight: int = 0
     controller_log_end: int = 0
+    leader_branches: frozenset[str] = frozenset()
+    """The leader-side decision branches the run has taken so far (leader.md §4–§13; names in
+    isrcheck/operations/leader_branch.py). Empty for a system that does not report them."""
 
     def replica(self, broker: int, tp: TopicPartition) -> ReplicaView | None:
         return self.replicas.get((broker, tp[0], tp[1]))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from isrcheck.operations.leader_branch import LeaderBranch
+
 from .broker_config import BrokerConfig
 from .errors import Error
 from .isr_state import CommittedPartitionState, IsrState, PendingState
@@ -97,6 +99,10 @@ class Partition:
     def transition(self, state: IsrState) -> None:
         self.state = state
 
+    def reached(self, branch: LeaderBranch) -> None:
+        """Protocol-state coverage: this partition took `branch` (isrcheck/operations/leader_branch.py)."""
+        self._cluster.reached(branch)
+
     # ---------------------------------------------------------------- §4 leader serving a follower Fetch
 
     def handle_follower_fetch(
@@ -106,13 +112,17 @@ class Partition:
         log = self.log
         error = rules.fetch_epoch_error(fetch.current_leader_epoch, self.leader_epoch)
         if error is not Error.NONE:
+            self.reached(LeaderBranch.FETCH_FENCED_EPOCH if error is Error.FENCED_LEADER_EPOCH
+                         else LeaderBranch.FETCH_UNKNOWN_EPOCH)
             return self._fetch_error(fetch, error)
         state = self.remote.get(replica_id)
         if state is None:
+            self.reached(LeaderBranch.FETCH_NOT_A_REPLICA)
             return self._fetch_error(fetch, Error.UNKNOWN_LEADER_EPOCH)
         diverging = rules.diverging_epoch(log, fetch)
         fetch_offset = fetch.fetch_offset
         if diverging is not None:
+            self.reached(LeaderBranch.FETCH_DIVERGING)
             if rules.diverging_fetch_updates_state():
                 self._track_follower(replica_id, state, fetch_offset, broker_epoch)
             return FetchPartitionResponse(
@@ -123,6 +133,7 @@ class Partition:
             return self._fetch_error(fetch, Error.OFFSET_OUT_OF_RANGE)
         records = log.read(fetch_offset, self.config.replica_fetch_max_records)
         if rules.stale_fetch_broker_epoch(broker_epoch, self.cache.alive_broker_epoch(replica_id)):
+            self.reached(LeaderBranch.FETCH_STALE_BROKER_EPOCH)
             return self._fetch_error(fetch, Error.NOT_LEADER_OR_FOLLOWER)
         self._track_follower(replica_id, state, fetch_offset, broker_epoch)
         return FetchPartitionResponse(
@@ -150,11 +161,30 @@ class Partition:
 
     def maybe_expand_isr(self, replica_id: int) -> None:
         """§5: propose committed ISR + the follower when it is in sync and eligible."""
+        if self.role != LEADER:
+            return
         rules = self.rules
-        if self.role == LEADER and rules.can_add_replica_to_isr(self, replica_id):
+        if rules.can_add_replica_to_isr(self, replica_id):
             proposal = rules.prepare_isr_expand(self, replica_id)
+            self.reached(LeaderBranch.EXPAND_PROPOSED)
             self.transition(proposal)
             self.submit(proposal)
+        elif replica_id not in self.state.maximal_isr:
+            self._note_expansion_declined(replica_id)
+
+    def _note_expansion_declined(self, replica_id: int) -> None:
+        """Which of §5's conditions kept a follower that reached the HW out (coverage only: a
+        follower still below the HW is the ordinary catching-up case and names no branch)."""
+        state = self.remote.get(replica_id)
+        rules = self.rules
+        if state is None or state.log_end_offset < self.log.hw:
+            return
+        if not rules.is_follower_in_sync(state, self.log.hw, self.epoch_start_offset):
+            self.reached(LeaderBranch.EXPAND_WAITS_BELOW_EPOCH_START)
+        elif not rules.is_replica_isr_eligible(self, replica_id):
+            self.reached(LeaderBranch.EXPAND_REFUSED_INELIGIBLE)
+        elif not rules.can_propose(self):
+            self.reached(LeaderBranch.EXPAND_WAITS_FOR_PENDING)
 
     def maybe_shrink_isr(self) -> None:
         """§6: the isr-expiration task, for this partition."""
@@ -164,6 +194,7 @@ class Partition:
         out = rules.out_of_sync_replicas(self, self.now_ms)
         if out and rules.can_propose(self):
             proposal = rules.prepare_isr_shrink(self, out)
+            self.reached(LeaderBranch.SHRINK_PROPOSED)
             self.transition(proposal)
             self.submit(proposal)
 
@@ -171,17 +202,21 @@ class Partition:
         """§9 `submitAlterPartition`: hand the proposal to the broker's AlterPartitionManager; a
         refusal (an item already queued for the partition) arrives as OPERATION_NOT_ATTEMPTED."""
         if not self.broker.manager.submit(self, proposal):
+            self.reached(LeaderBranch.SUBMIT_REFUSED)
             self.on_alter_partition_result(proposal, Error.OPERATION_NOT_ATTEMPTED)
 
     def on_alter_partition_result(self, proposed: PendingState, result: AlterPartitionPartitionResult | Error) -> None:
         """§9: the completion callback of a submitted proposal."""
         rules = self.rules
         if not rules.response_is_current(self, proposed):
+            self.reached(LeaderBranch.ANSWER_FOR_REPLACED_STATE_IGNORED)
             return
         if isinstance(result, AlterPartitionPartitionResult):
             commit = rules.on_success(self, proposed, result)
             if commit is None:
+                self.reached(LeaderBranch.SUCCESS_IGNORED_OTHER_EPOCH)
                 return
+            self.reached(LeaderBranch.SUCCESS_COMMITTED)
             self.partition_epoch = commit.partition_epoch
             self.transition(commit.state)
             if rules.recompute_hw_after_commit():
@@ -189,9 +224,12 @@ class Partition:
             return
         outcome = rules.on_error(self, proposed, result)
         if outcome is ErrorOutcome.REVERT:
+            self.reached(LeaderBranch.ERROR_REVERTED)
             self.transition(proposed.last_committed)
         elif outcome is ErrorOutcome.RETRY:
             self.submit(proposed)
+        else:
+            self.reached(LeaderBranch.ERROR_WAITS_FOR_METADATA)
 
     # ---------------------------------------------------------------- §7 high watermark, §8 produce
 
@@ -201,14 +239,39 @@ class Partition:
             return False
         rules = self.rules
         if rules.is_under_min_isr(self):
+            self.reached(LeaderBranch.HW_GATED_UNDER_MIN_ISR)
             return False
         candidate = rules.high_watermark_candidate(self, self.now_ms)
+        if candidate < len(self.log.records):
+            self._note_hw_holders(candidate)
         if candidate <= self.log.hw:
             return False
+        self.reached(LeaderBranch.HW_ADVANCED)
         self.log.hw = candidate
         if self.produces:
             self.complete_produces()
         return True
+
+    def _note_hw_holders(self, candidate: int) -> None:
+        """Which of §7 step 3's disjuncts the candidate took for replicas outside the maximal
+        ISR (coverage only): a caught-up eligible one held it (KAFKA-4485), a caught-up one
+        below it did not because it is fenced or shutting down (KAFKA-15021)."""
+        rules = self.rules
+        hw_isr = rules.hw_isr(self.state)
+        leader_end_offset = len(self.log.records)
+        now_ms = self._cluster.now_ms
+        max_lag = self.config.replica_lag_time_max_ms
+        for replica_id, state in self.remote.items():
+            offset = state.log_end_offset
+            if replica_id in hw_isr or offset > candidate or offset < 0:
+                continue
+            if not rules.is_caught_up(state, leader_end_offset, now_ms, max_lag):
+                continue
+            if not rules.may_hold_hw_back(self, replica_id):
+                if offset < candidate:
+                    self.reached(LeaderBranch.HW_NOT_HELD_BY_INELIGIBLE_REPLICA)
+            elif offset == candidate:
+                self.reached(LeaderBranch.HW_HELD_BY_CAUGHT_UP_REPLICA)
 
     def complete_produces(self) -> None:
         waiting = []
@@ -217,6 +280,8 @@ class Partition:
             if outcome is None:
                 waiting.append(produce)
             else:
+                self.reached(LeaderBranch.PRODUCE_ACKNOWLEDGED if outcome is Error.NONE
+                             else LeaderBranch.PRODUCE_NOT_ENOUGH_AFTER_APPEND)
                 self.broker.complete_produce(produce.request, outcome)
         self.produces = waiting
 
@@ -226,6 +291,7 @@ class Partition:
             return Error.NOT_LEADER_OR_FOLLOWER, -1
         error = self.rules.produce_error(self, acks)
         if error is not Error.NONE:
+            self.reached(LeaderBranch.PRODUCE_NOT_ENOUGH_REPLICAS)
             return error, -1
         base = self.log.leo
         epoch = self.leader_epoch
@@ -245,6 +311,7 @@ class Partition:
         for produce in self.produces:
             if produce.request == request:
                 self.produces.remove(produce)
+                self.reached(LeaderBranch.PRODUCE_TIMED_OUT)
                 self.broker.complete_produce(request, Error.REQUEST_TIMED_OUT)
                 return
 
@@ -255,8 +322,11 @@ class Partition:
         record the epoch start offset (KAFKA-7415) and reset follower state (§4)."""
         rules = self.rules
         if not rules.accepts_metadata(self, registration):
+            self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
             return
         was_leader = self.role == LEADER
+        if was_leader and self.state.is_inflight:
+            self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
         new_epoch = registration.leader_epoch > self.leader_epoch
         self.role = LEADER
         self.leader = self.broker_id
@@ -285,8 +355,11 @@ class Partition:
         """§10 `makeFollower`: drop leader state; returns whether the fetcher must (re)start
         (a leader-epoch change, §13)."""
         if not self.rules.accepts_metadata(self, registration):
+            self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
             return False
         was_leader = self.role == LEADER
+        if was_leader and self.state.is_inflight:
+            self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
         restart = was_leader or self.role == NONE or registration.leader_epoch != self.leader_epoch
         self.role = FOLLOWER
         self.leader = registration.leader
@@ -322,6 +395,8 @@ class Partition:
         if self.pending_truncation is not None:
             offset = follower_rules.truncation_offset(self.log, self.pending_truncation)
             self.pending_truncation = None
+            if offset < len(self.log.records):
+                self.reached(LeaderBranch.FOLLOWER_TRUNCATED_DIVERGING)
             self.log.truncate_to(offset)
         return FetchPartition(self.topic, self.index, self.log.leo, self.log.latest_epoch(), self.leader_epoch)
 
@@ -332,6 +407,7 @@ class Partition:
         log = self.log
         error = response.error
         if error is Error.FENCED_LEADER_EPOCH:
+            self.reached(LeaderBranch.FOLLOWER_FENCED)
             self.fetch_failed = True
             return False
         if error is Error.OFFSET_OUT_OF_RANGE:

@@ -4,8 +4,10 @@ ground truth went through (isrcheck/operations/coverage.py `STATES` names them a
 An error code shows which validation branch a request took; it does not show the states the
 bugs of bugs.md need around it — a leader with an ISR change pending (leader.md §2) while one of
 its ISR members lags (B08), a proposal in flight (§12), a fenced or shutting-down broker
-(controller.md §4), a broker back as a new incarnation (B01, B06), an offline partition. The
-property monitor, which sees every observation anyway, collects these points."""
+(controller.md §4), a broker back as a new incarnation (B01, B06), an offline partition; nor
+which decision branches of leader.md the leader took (`leader_branch:…`, named by the reference
+as it takes them). The property monitor, which sees every observation anyway, collects these
+points."""
 
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
             points.add("broker:fenced")
         if registration.in_controlled_shutdown:
             points.add("broker:in_controlled_shutdown")
+    branches = observation.leader_branches
+    if branches and (previous is None or previous.leader_branches is not branches):
+        points.update(f"leader_branch:{branch}" for branch in branches)
     for partition in observation.partitions.values():
         if partition.leader < 0:
             points.add("partition:offline")

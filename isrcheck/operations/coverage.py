@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from isrcheck.operations.leader_branch import LEADER_BRANCHES
+
 PROTOCOL_OUTCOMES: dict[str, tuple[str, ...]] = {
     # controller.md §2.2 (top level) then §2.4 (per partition), in Kafka's order
     "alter_partition": ("NONE", "NOT_CONTROLLER", "STALE_BROKER_EPOCH", "UNKNOWN_TOPIC_OR_PARTITION",
@@ -39,6 +41,8 @@ STATES: dict[str, tuple[str, ...]] = {
     "broker": ("fenced", "in_controlled_shutdown", "shutting_down", "stopped", "crashed", "restarted"),
     # controller.md §3: no leader, eligible leader replicas (KIP-966), fewer ISR members than min ISR
     "partition": ("offline", "elr", "under_min_isr"),
+    # leader.md §4–§13: the decision branches of the partition leader (and its follower side)
+    "leader_branch": LEADER_BRANCHES,
 }
 """Subject → the protocol states a run can go through (`subject:STATE` points)."""
 

@@ -69,8 +69,21 @@ def test_the_monitor_collects_the_states_of_a_whole_run() -> None:
     assert monitor.states == {"partition:offline", "broker:fenced"}
 
 
+def test_the_leader_branches_the_reference_took_are_points() -> None:
+    """The observation carries the run's branches so far; a point for each, read again only when
+    the set changed (the monitor keeps what it read)."""
+    taken = replace(HEALTHY, leader_branches=frozenset({"shrink_proposed", "error_reverted"}))
+    assert state_points(taken, HEALTHY) == {"leader_branch:shrink_proposed", "leader_branch:error_reverted"}
+    assert state_points(taken, taken) == set()
+    monitor = PropertyMonitor()
+    monitor.observe(taken)
+    monitor.observe(replace(taken, step=9))
+    assert monitor.states == {"leader_branch:shrink_proposed", "leader_branch:error_reverted"}
+
+
 def test_every_state_point_is_in_the_vocabulary() -> None:
-    vocabulary = {f"{subject}:{state}" for subject, states in STATES.items() for state in states}
+    vocabulary = {f"{subject}:{state}" for subject, states in STATES.items() for state in states
+                  if subject != "leader_branch"}  # named by the reference: tests/cluster/test_leader_branches.py
     reached = set().union(*(state_points(o, HEALTHY) for o in CASES.values()))
     reached.add("leader:pending_while_member_lags")
     reached.add("broker:restarted")
