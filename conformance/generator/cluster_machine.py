@@ -58,7 +58,7 @@ ACTION_WEIGHTS = (
     ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
     ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
     ("create_partitions", 1), ("diverge", 2), ("stale_metadata", 2),
-    ("reboot_in_flight", 2), ("late_refusal", 2), ("behind_new_leader", 2),
+    ("reboot_in_flight", 2), ("late_refusal", 2), ("behind_new_leader", 2), ("reassign", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
@@ -67,7 +67,7 @@ ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
 SWARM_KINDS = (
     "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
     "lag_metadata", "fence", "elect_preferred", "window", "create_partitions", "diverge", "stale_metadata",
-    "reboot_in_flight", "late_refusal", "behind_new_leader",
+    "reboot_in_flight", "late_refusal", "behind_new_leader", "reassign",
 )
 """The fault kinds swarm testing switches off (Groce et al., "Swarm testing", ISSTA 2012): each run
 draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
@@ -219,6 +219,25 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
             return
         assignment = [rotation(p + bits(value, 1, 2)) for p in range(existing, count)]
         self.send("create_partitions", {"topic": TOPIC, "count": count, "assignment": assignment})
+
+    def reassign(self, value: int) -> None:
+        """Move a partition off one of its three replicas, or back onto the one it left
+        (AlterPartitionReassignments): the removed replica keeps fetching until its metadata
+        says otherwise and its leader, which no longer tracks it, tells it to retry (leader.md §4,
+        KAFKA-13837); the ISR may hold a replica the assignment no longer lists (§6, KAFKA-9672);
+        a replica added back starts from wherever its log was left."""
+        partition = self.partition(value)
+        current = self.reference.controller.partitions.get((TOPIC, partition))
+        if current is None or self.reference.zombie is not None or current.adding or current.removing:
+            # A deposed controller still answering (see create_partitions) would judge proposals
+            # against the old assignment; a reassignment in progress is left to complete.
+            return
+        replicas = list(current.replicas)
+        if len(replicas) == len(BROKERS):
+            replicas.pop(bits(value, 2, 2) % len(replicas))
+        else:
+            replicas.append(next(b for b in BROKERS if b not in replicas))
+        self.send("reassign", {"topic": TOPIC, "partition": partition, "replicas": replicas})
 
     def window(self, value: int) -> None:
         """A fault schedule aimed at an in-flight AlterPartition: hold every ISR proposal (or every

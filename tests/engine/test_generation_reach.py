@@ -17,6 +17,7 @@ from isrcheck.conformance.generator.controller_machine import ControllerMachine
 
 from isrcheck import cli
 from isrcheck.operations.coverage import PROTOCOL_OUTCOMES
+from isrcheck.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 
 
 def coverage(level: str, runs: int, seed: int = 5, release: str = "4.1") -> Counter[str]:
@@ -93,3 +94,24 @@ def test_run_json_prints_the_campaign_coverage(capsys: pytest.CaptureFixture[str
     printed = json.loads(capsys.readouterr().out)
     assert printed["coverage"]["register_broker:NONE"] == 5  # every run registers its brokers
     assert printed["coverage"]["create_topic:NONE"] == 5
+
+
+def leader_branches(release: str, runs: int) -> set[str]:
+    reached = coverage("cluster", runs, release=release)
+    return {point.split(":", 1)[1] for point in reached if point.startswith("leader_branch:")}
+
+
+def test_the_default_cluster_campaigns_take_every_leader_branch() -> None:
+    """Every decision branch of leader.md the reference names (isrcheck/operations/leader_branch.py)
+    in 200 default runs on 4.1 and 200 on 3.5 together: some exist on one side of a release gate
+    only. 3.5 never gates the HW under min ISR (KAFKA-15583 is 3.7); 4.1 never answers
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND, because that gate keeps the HW from reaching a record while
+    the committed ISR — never larger than the maximal ISR the answer is judged on — is below min
+    ISR. Before the cluster machine reassigned partitions, no run had a leader tell a replica it
+    does not track to retry (KAFKA-13837)."""
+    newest, older = leader_branches("4.1", 200), leader_branches("3.5", 200)
+    assert sorted(set(LEADER_BRANCHES) - newest - older) == []
+    assert LeaderBranch.PRODUCE_NOT_ENOUGH_AFTER_APPEND not in newest
+    assert LeaderBranch.PRODUCE_NOT_ENOUGH_AFTER_APPEND in older
+    assert LeaderBranch.HW_GATED_UNDER_MIN_ISR not in older
+    assert LeaderBranch.HW_GATED_UNDER_MIN_ISR in newest
