@@ -27,6 +27,7 @@ from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.provenance import current_provenance, properties_checked
 from isrcheck.conformance.engine.run_context import BudgetExhausted, FindingFailure, FinishedRun, RunContext
+from isrcheck.conformance.engine.step_minimiser import minimised_counterexample
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
@@ -197,12 +198,32 @@ class Worker:
         pending, self.pending = self.pending, None
         if pending is None:
             self.counter += 1
+        if counterexample is not None:
+            counterexample, note = self.minimised(counterexample, note)
         record = self.build_record(finished, batch_seed, batch_examples, counterexample, note)
         if pending is None:
             self.writer.write(record)
         else:
             self.writer.replace_from(pending, record)
         self.count(record, self.noted(finished.run.findings, note))
+
+    def minimised(self, counterexample: FinishedRun, note: dict[str, Any] | None
+                  ) -> tuple[FinishedRun, dict[str, Any] | None]:
+        """A simulated cluster's counterexample with its steps minimised after Hypothesis's
+        shrinking (conformance/engine/step_minimiser.py), within the shrink budget and the
+        campaign's; the length it had goes into the finding's evidence (the seeded replay command
+        reproduces the finding with those longer steps, `isrcheck replay` these)."""
+        config = self.config
+        if config.level != "cluster" or self.spec.adapter != "reference":
+            return counterexample, note
+        budget = float(config.shrink_budget_s)
+        if self.deadline is not None:
+            budget = min(budget, self.deadline - time.time())
+        make_target = None if self.spec.mutant is None else self.make_target
+        shorter, before = minimised_counterexample(counterexample, make_target, config.release, budget)
+        if shorter is counterexample:
+            return counterexample, note
+        return shorter, {**(note or {}), "minimised_from_steps": before}
 
     def record_found(self, finished: FinishedRun, batch_seed: int, batch_examples: int) -> None:
         """The first finding, on disk before shrinking starts: a campaign killed while shrinking

@@ -39,6 +39,9 @@ PARTITION_COUNTS = (PARTITIONS, 1, 3, 4)
 leader that misbehaves only on a third or fourth partition is exercised too."""
 MAX_PARTITIONS = 4
 """`create_partitions` grows the topic up to this many partitions."""
+SET_UP_STEPS = 2 * len(BROKERS) + 2
+"""The steps every run starts with (`start_cluster`): each broker registered and unfenced, the
+topic created, its leaders settled."""
 CLUSTER_CONFIG: dict[str, Any] = {"min_insync_replicas": 2, "broker_session_timeout_ms": 1000}
 """Short sessions and min.insync.replicas 2 of 3: fencing and the acks=all promise both in play."""
 TICKS = (50, 250, 1000, 3000, 6000)

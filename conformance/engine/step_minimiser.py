@@ -1,0 +1,104 @@
+"""Step-level minimisation of a simulated cluster's counterexample, after Hypothesis's shrinking.
+
+Hypothesis shrinks the machine's draws, and one draw of a `window` or an aimed schedule is a dozen
+steps: it can drop the whole action, never the one step of it that does not matter, nor an
+`events` step whose messages a later step delivers anyway. The simulated cluster is a pure
+function of its steps (every `events` step carries its seed), so the steps themselves can be
+minimised: remove a chunk, run the rest on a fresh cluster, keep the removal when the same
+finding (same signature) happens again — Zeller and Hildebrandt's ddmin ("Simplifying and
+isolating failure-inducing input", TSE 2002), chunks halving down to single steps.
+
+Only for targets the campaign can build again in process and that repeat themselves (the
+reference's mutants); a plug-in or a real cluster is neither cheap nor deterministic. The
+set-up (brokers registered, the topic created) is kept as it is: a counterexample is read from
+there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from isrcheck.adapters.base import Target
+from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.pair import TraceStep
+from isrcheck.conformance.engine.run_context import FinishedRun
+from isrcheck.conformance.engine.targets import engine_cluster
+from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, SET_UP_STEPS
+
+from isrcheck.operations.step import Step
+
+Item = TypeVar("Item")
+
+
+def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], keep: int,
+                   deadline: float) -> list[Item]:
+    """The shortest list found, before `deadline` (time.monotonic()), that still `fails`: the
+    first `keep` steps untouched, chunks of the rest removed while the finding stays. `steps`
+    itself must fail; each call of `fails` runs one candidate from scratch."""
+    head, tail = list(steps[:keep]), list(steps[keep:])
+    chunk = max(1, len(tail) // 2)
+    while tail and time.monotonic() < deadline:
+        removed_any = False
+        start = 0
+        while start < len(tail) and time.monotonic() < deadline:
+            candidate = tail[:start] + tail[start + chunk:]
+            if fails(head + candidate):
+                tail = candidate
+                removed_any = True
+            else:
+                start += chunk
+        if chunk == 1 and not removed_any:
+            break
+        if not removed_any:
+            chunk = max(1, chunk // 2)
+    return head + tail
+
+
+def replay_cluster_steps(steps: Sequence[TraceStep], make_target: Callable[[], Target] | None,
+                         release: str) -> ClusterPairRun:
+    """`steps` again on a fresh simulated cluster (and a fresh target beside it; None: the
+    reference against itself), until the first finding."""
+    reference = engine_cluster()
+    reference.open(release, CLUSTER_CONFIG)
+    target = reference if make_target is None else make_target()
+    if target is not reference:
+        target.open(release, CLUSTER_CONFIG)
+    run = ClusterPairRun(reference, target, release)
+    try:
+        for step in steps:
+            run.step(Step(step.index, step.op, dict(step.args), None, dict(step.captures), None))
+            if run.stopped:
+                break
+    finally:
+        reference.close()
+        if target is not reference:
+            target.close()
+    return run
+
+
+def minimised_counterexample(counterexample: FinishedRun, make_target: Callable[[], Target] | None,
+                             release: str, budget_s: float) -> tuple[FinishedRun, int]:
+    """The counterexample with its steps minimised (same first finding signature), and the
+    length it had; the counterexample itself when nothing could go or the budget is 0."""
+    run = counterexample.run
+    steps = list(run.trace)
+    if not run.findings or budget_s <= 0:
+        return counterexample, len(steps)
+    signature = run.findings[0].signature
+
+    def fails(candidate: list[TraceStep]) -> bool:
+        try:
+            findings = replay_cluster_steps(candidate, make_target, release).findings
+        except Exception:  # a candidate the reference cannot run is not the same finding
+            return False
+        return bool(findings) and findings[0].signature == signature
+
+    best = minimise_steps(steps, fails, SET_UP_STEPS, time.monotonic() + budget_s)
+    if len(best) == len(steps):
+        return counterexample, len(steps)
+    final = replay_cluster_steps(best, make_target, release)
+    if not final.findings or final.findings[0].signature != signature:  # not repeatable after all
+        return counterexample, len(steps)
+    return FinishedRun(final, counterexample.seconds, counterexample.started_at), len(steps)
