@@ -160,6 +160,10 @@ class Cluster:
         self.leader_branches: dict[str, None] = {}
         """The leader-side decision branches the run has taken (isrcheck/operations/leader_branch.py)."""
         self._leader_branches_view: frozenset[str] = frozenset()
+        self.alter_partition_outcomes: dict[str, None] = {}
+        """The error codes the controller answered the brokers' AlterPartition requests with (the
+        top-level one, else each partition's): its validation branches, controller.md §2."""
+        self._alter_partition_outcomes_view: frozenset[str] = frozenset()
         self.admissions: list[IsrAdmission] = []
         self._proposed_hws: dict[int, tuple[AlterPartitionRequest, dict[TopicPartition, int]]] = {}
         """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
@@ -402,6 +406,7 @@ class Cluster:
         elif isinstance(payload, AlterPartitionRequest):
             before = self._isrs(payload)
             altered = controller.alter_partition(payload)
+            self._note_outcomes(altered)
             self._record_admissions(message, payload, before)
             self._reply(message, ALTER_PARTITION_RESPONSE, altered)
         elif isinstance(payload, BrokerRegistrationRequest):
@@ -422,7 +427,17 @@ class Cluster:
             response = scratch.alter_partition(request)
             if len(scratch.log) != len(self.zombie.log):
                 response = AlterPartitionResponse(Error.NOT_CONTROLLER)
+        self._note_outcomes(response)
         self._reply(message, ALTER_PARTITION_RESPONSE, response)
+
+    def _note_outcomes(self, response: AlterPartitionResponse) -> None:
+        outcomes = self.alter_partition_outcomes
+        if response.error is not Error.NONE:
+            outcomes[response.error.name] = None
+            return
+        for topic in response.topics:
+            for partition in topic.partitions:
+                outcomes[partition.error.name] = None
 
     def _request_partitions(self, request: AlterPartitionRequest) -> list[TopicPartition]:
         keys: list[TopicPartition] = []
@@ -831,6 +846,7 @@ class Cluster:
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
             self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
             len(self.network.inflight), self.metadata_end(), self._leader_branches_frozen(),
+            self._alter_partition_outcomes_frozen(),
         )
 
     @staticmethod
@@ -861,6 +877,11 @@ class Cluster:
         if len(self._leader_branches_view) != len(self.leader_branches):
             self._leader_branches_view = frozenset(self.leader_branches)
         return self._leader_branches_view
+
+    def _alter_partition_outcomes_frozen(self) -> frozenset[str]:
+        if len(self._alter_partition_outcomes_view) != len(self.alter_partition_outcomes):
+            self._alter_partition_outcomes_view = frozenset(self.alter_partition_outcomes)
+        return self._alter_partition_outcomes_view
 
     def _epoch_leaders_view(self) -> dict[tuple[str, int, int], int]:
         if len(self._epoch_leaders_copy) != len(self.epoch_leaders):

@@ -158,6 +158,9 @@ class ClusterObservation:
     leader_branches: frozenset[str] = frozenset()
     """The leader-side decision branches the run has taken so far (leader.md §4–§13; names in
     isrcheck/operations/leader_branch.py). Empty for a system that does not report them."""
+    alter_partition_outcomes: frozenset[str] = frozenset()
+    """The error codes the controller has answered the brokers' AlterPartition requests with so
+    far (controller.md §2's validation branches). Empty for a system that does not report them."""
 
     def replica(self, broker: int, tp: TopicPartition) -> ReplicaView | None:
         return self.replicas.get((broker, tp[0], tp[1]))

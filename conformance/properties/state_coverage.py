@@ -6,8 +6,9 @@ bugs of bugs.md need around it — a leader with an ISR change pending (leader.m
 its ISR members lags (B08), a proposal in flight (§12), a fenced or shutting-down broker
 (controller.md §4), a broker back as a new incarnation (B01, B06), an offline partition; nor
 which decision branches of leader.md the leader took (`leader_branch:…`, named by the reference
-as it takes them). The property monitor, which sees every observation anyway, collects these
-points."""
+as it takes them), nor how the controller answered the brokers' own AlterPartition requests
+(`alter_partition:CODE`, the validation branch: at the cluster level no step sends one). The
+property monitor, which sees every observation anyway, collects these points."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
     branches = observation.leader_branches
     if branches and (previous is None or previous.leader_branches is not branches):
         points.update(f"leader_branch:{branch}" for branch in branches)
+    outcomes = observation.alter_partition_outcomes
+    if outcomes and (previous is None or previous.alter_partition_outcomes is not outcomes):
+        points.update(f"alter_partition:{code}" for code in outcomes)
     for partition in observation.partitions.values():
         if partition.leader < 0:
             points.add("partition:offline")

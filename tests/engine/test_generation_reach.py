@@ -96,9 +96,9 @@ def test_run_json_prints_the_campaign_coverage(capsys: pytest.CaptureFixture[str
     assert printed["coverage"]["create_topic:NONE"] == 5
 
 
-def leader_branches(release: str, runs: int) -> set[str]:
+def points(release: str, runs: int, kind: str) -> set[str]:
     reached = coverage("cluster", runs, release=release)
-    return {point.split(":", 1)[1] for point in reached if point.startswith("leader_branch:")}
+    return {point.split(":", 1)[1] for point in reached if point.startswith(f"{kind}:")}
 
 
 def test_the_default_cluster_campaigns_take_every_leader_branch() -> None:
@@ -109,9 +109,22 @@ def test_the_default_cluster_campaigns_take_every_leader_branch() -> None:
     the committed ISR — never larger than the maximal ISR the answer is judged on — is below min
     ISR. Before the cluster machine reassigned partitions, no run had a leader tell a replica it
     does not track to retry (KAFKA-13837)."""
-    newest, older = leader_branches("4.1", 200), leader_branches("3.5", 200)
+    newest, older = points("4.1", 200, "leader_branch"), points("3.5", 200, "leader_branch")
     assert sorted(set(LEADER_BRANCHES) - newest - older) == []
     assert LeaderBranch.PRODUCE_NOT_ENOUGH_AFTER_APPEND not in newest
     assert LeaderBranch.PRODUCE_NOT_ENOUGH_AFTER_APPEND in older
     assert LeaderBranch.HW_GATED_UNDER_MIN_ISR not in older
     assert LeaderBranch.HW_GATED_UNDER_MIN_ISR in newest
+
+
+def test_the_brokers_own_alter_partition_requests_take_the_controllers_branches() -> None:
+    """At the cluster level no step sends an AlterPartition; the leaders do, and the controller's
+    answers to them are coverage too: accepted; refused for a member that is fenced or shutting
+    down (INELIGIBLE_REPLICA), for a leader epoch or partition epoch that moved on meanwhile
+    (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); a change that completes a reassignment moving
+    the leadership (NEW_LEADER_ELECTED); a deposed controller (NOT_CONTROLLER). A correct leader
+    never sends what INVALID_REQUEST or an unknown partition answers."""
+    reached = points("4.1", 200, "alter_partition")
+    assert {"NONE", "INELIGIBLE_REPLICA", "FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION", "NEW_LEADER_ELECTED",
+            "NOT_CONTROLLER"} <= reached
+    assert not reached & {"INVALID_REQUEST", "UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID"}

@@ -81,6 +81,12 @@ def test_the_leader_branches_the_reference_took_are_points() -> None:
     assert monitor.states == {"leader_branch:shrink_proposed", "leader_branch:error_reverted"}
 
 
+def test_the_controllers_answers_to_the_brokers_are_alter_partition_points() -> None:
+    answered = replace(HEALTHY, alter_partition_outcomes=frozenset({"NONE", "INELIGIBLE_REPLICA"}))
+    assert state_points(answered, HEALTHY) == {"alter_partition:NONE", "alter_partition:INELIGIBLE_REPLICA"}
+    assert state_points(answered, answered) == set()
+
+
 def test_every_state_point_is_in_the_vocabulary() -> None:
     vocabulary = {f"{subject}:{state}" for subject, states in STATES.items() for state in states
                   if subject != "leader_branch"}  # named by the reference: tests/cluster/test_leader_branches.py
