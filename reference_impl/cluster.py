@@ -159,11 +159,10 @@ class Cluster:
         self.unclean: dict[TopicPartition, None] = {}
         self.leader_branches: dict[str, None] = {}
         """The leader-side decision branches the run has taken (isrcheck/operations/leader_branch.py)."""
-        self._leader_branches_view: frozenset[str] = frozenset()
         self.alter_partition_outcomes: dict[str, None] = {}
         """The error codes the controller answered the brokers' AlterPartition requests with (the
         top-level one, else each partition's): its validation branches, controller.md §2."""
-        self._alter_partition_outcomes_view: frozenset[str] = frozenset()
+        self._frozen_sets: dict[str, frozenset[str]] = {}
         self.admissions: list[IsrAdmission] = []
         self._proposed_hws: dict[int, tuple[AlterPartitionRequest, dict[TopicPartition, int]]] = {}
         """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
@@ -845,8 +844,8 @@ class Cluster:
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
             self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
-            len(self.network.inflight), self.metadata_end(), self._leader_branches_frozen(),
-            self._alter_partition_outcomes_frozen(),
+            len(self.network.inflight), self.metadata_end(), self._frozen_keys("leader_branches", self.leader_branches),
+            self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes),
         )
 
     @staticmethod
@@ -873,15 +872,13 @@ class Cluster:
             cached = self._frozen_lists[name] = tuple(items)
         return cached
 
-    def _leader_branches_frozen(self) -> frozenset[str]:
-        if len(self._leader_branches_view) != len(self.leader_branches):
-            self._leader_branches_view = frozenset(self.leader_branches)
-        return self._leader_branches_view
-
-    def _alter_partition_outcomes_frozen(self) -> frozenset[str]:
-        if len(self._alter_partition_outcomes_view) != len(self.alter_partition_outcomes):
-            self._alter_partition_outcomes_view = frozenset(self.alter_partition_outcomes)
-        return self._alter_partition_outcomes_view
+    def _frozen_keys(self, name: str, items: dict[str, None]) -> frozenset[str]:
+        """An immutable copy of a grow-only set, rebuilt only when it grew (the observation
+        keeps the same object otherwise, which tells its readers nothing new was reached)."""
+        cached = self._frozen_sets.get(name)
+        if cached is None or len(cached) != len(items):
+            cached = self._frozen_sets[name] = frozenset(items)
+        return cached
 
     def _epoch_leaders_view(self) -> dict[tuple[str, int, int], int]:
         if len(self._epoch_leaders_copy) != len(self.epoch_leaders):
