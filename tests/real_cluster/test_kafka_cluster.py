@@ -72,13 +72,17 @@ def test_a_fixed_nemesis_on_3_9_loses_nothing_and_takes_effect() -> None:
     the ISR [103, 101]"): the observation was stamped when it returned, after a Metadata request
     to the paused broker timed out (5 s) and ListOffsets to the paused leader waited 6 s, while the
     ISR was from a Metadata answer 6 s older — a harness bug, fixed (observations are stamped at
-    their Metadata answer; P-ELIG reads fencing from the answer's broker list)."""
+    their Metadata answer; P-ELIG reads fencing from the answer's broker list). The tick after
+    `wait_isr` outlasts the 6 s session: the leader's own shrink (replica.lag.time.max.ms 3 s)
+    usually ends the wait first, and without it broker 2 restarted before its fencing reached
+    an observation (seen failing in full-suite runs under load)."""
     steps = [
         ("create_topic", {"topic": "t"}),
         ("produce", {"topic": "t", "records": 3, "acks": "all"}),
         ("crash", {"broker": 2}),
         ("produce", {"topic": "t", "records": 2, "acks": "1"}),
         ("wait_isr", {"topic": "t", "isr": [1, 3], "timeout_ms": 20000}),
+        ("tick", {"ms": 6000}),
         ("produce", {"topic": "t", "records": 2, "acks": "all"}),
         ("restart", {"broker": 2, "lose": "disk"}),
         ("pause", {"broker": 3}),
