@@ -25,13 +25,13 @@ import time
 from dataclasses import asdict, dataclass
 
 from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
-from isrcheck.conformance.generator.cluster_machine import IDEAS, ClusterMachine
+from isrcheck.conformance.generator.cluster_machine import IDEAS, SET_UP_STEPS, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 SEED_STRIDE = 1000
-SETUP_STEPS = {"controller": 7, "cluster": 8}
+SETUP_STEPS = {"controller": 7, "cluster": SET_UP_STEPS}
 """Steps every run starts with (the machines' @initialize): three brokers registered and unfenced
 and one topic, plus at the cluster level the settling `events`. A counterexample's length beyond
 these is the part that is about the bug."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import bisect
 import copy
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .alter_partition_manager import AlterPartitionManager
 from .broker import CRASHED, RUNNING, STOPPED, Broker, Disk
@@ -109,6 +109,10 @@ class QuiescenceError(RuntimeError):
     """`settle` kept finding work: a livelock in the model (or a mutant)."""
 
 
+Key = TypeVar("Key", bound=Hashable)
+"""What a run-long set holds (`Cluster._frozen_keys`)."""
+
+
 class Cluster:
     def __init__(
         self,
@@ -162,7 +166,7 @@ class Cluster:
         self.alter_partition_outcomes: dict[str, None] = {}
         """The error codes the controller answered the brokers' AlterPartition requests with (the
         top-level one, else each partition's): its validation branches, controller.md §2."""
-        self._frozen_sets: dict[str, frozenset[str]] = {}
+        self._frozen_sets: dict[str, frozenset[Any]] = {}
         self.admissions: list[IsrAdmission] = []
         self._proposed_hws: dict[int, tuple[AlterPartitionRequest, dict[TopicPartition, int]]] = {}
         """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
@@ -843,7 +847,7 @@ class Cluster:
         return ClusterObservation(
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
-            self._epoch_leaders_view(), frozenset(self.unclean), len(self.pending_produces),
+            self._epoch_leaders_view(), self._frozen_keys("unclean", self.unclean), len(self.pending_produces),
             len(self.network.inflight), self.metadata_end(), self._frozen_keys("leader_branches", self.leader_branches),
             self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes),
         )
@@ -872,7 +876,7 @@ class Cluster:
             cached = self._frozen_lists[name] = tuple(items)
         return cached
 
-    def _frozen_keys(self, name: str, items: dict[str, None]) -> frozenset[str]:
+    def _frozen_keys(self, name: str, items: dict[Key, None]) -> frozenset[Key]:
         """An immutable copy of a grow-only set, rebuilt only when it grew (the observation
         keeps the same object otherwise, which tells its readers nothing new was reached)."""
         cached = self._frozen_sets.get(name)

@@ -317,16 +317,23 @@ class Partition:
 
     # ---------------------------------------------------------------- §10 metadata
 
+    def _applies(self, registration: PartitionState) -> bool:
+        """§10: whether `makeLeader` / `makeFollower` apply `registration` (one with an older
+        partition epoch is dropped); a leader's pending ISR change is then overwritten."""
+        if not self.rules.accepts_metadata(self, registration):
+            self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
+            return False
+        if self.role == LEADER and self.state.is_inflight:
+            self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
+        return True
+
     def make_leader(self, registration: PartitionState) -> None:
         """§10 `makeLeader`: overwrite the ISR state with the controller's; on a new leader epoch
         record the epoch start offset (KAFKA-7415) and reset follower state (§4)."""
         rules = self.rules
-        if not rules.accepts_metadata(self, registration):
-            self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
+        if not self._applies(registration):
             return
         was_leader = self.role == LEADER
-        if was_leader and self.state.is_inflight:
-            self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
         new_epoch = registration.leader_epoch > self.leader_epoch
         self.role = LEADER
         self.leader = self.broker_id
@@ -354,12 +361,9 @@ class Partition:
     def make_follower(self, registration: PartitionState) -> bool:
         """§10 `makeFollower`: drop leader state; returns whether the fetcher must (re)start
         (a leader-epoch change, §13)."""
-        if not self.rules.accepts_metadata(self, registration):
-            self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
+        if not self._applies(registration):
             return False
         was_leader = self.role == LEADER
-        if was_leader and self.state.is_inflight:
-            self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
         restart = was_leader or self.role == NONE or registration.leader_epoch != self.leader_epoch
         self.role = FOLLOWER
         self.leader = registration.leader

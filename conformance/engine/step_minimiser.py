@@ -22,7 +22,6 @@ from typing import TypeVar
 
 from isrcheck.adapters.base import Target
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
-from isrcheck.conformance.engine.pair import TraceStep
 from isrcheck.conformance.engine.run_context import FinishedRun
 from isrcheck.conformance.engine.targets import engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, SET_UP_STEPS
@@ -56,10 +55,11 @@ def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], k
     return head + tail
 
 
-def replay_cluster_steps(steps: Sequence[TraceStep], make_target: Callable[[], Target] | None,
+def replay_cluster_steps(steps: Sequence[Step], make_target: Callable[[], Target] | None,
                          release: str) -> ClusterPairRun:
     """`steps` again on a fresh simulated cluster (and a fresh target beside it; None: the
-    reference against itself), until the first finding."""
+    reference against itself), until the first finding. `isrcheck replay` runs a record's steps
+    through it too."""
     reference = engine_cluster()
     reference.open(release, CLUSTER_CONFIG)
     target = reference if make_target is None else make_target()
@@ -68,7 +68,7 @@ def replay_cluster_steps(steps: Sequence[TraceStep], make_target: Callable[[], T
     run = ClusterPairRun(reference, target, release)
     try:
         for step in steps:
-            run.step(Step(step.index, step.op, dict(step.args), None, dict(step.captures), None))
+            run.step(step)
             if run.stopped:
                 break
     finally:
@@ -83,12 +83,12 @@ def minimised_counterexample(counterexample: FinishedRun, make_target: Callable[
     """The counterexample with its steps minimised (same first finding signature), and the
     length it had; the counterexample itself when nothing could go or the budget is 0."""
     run = counterexample.run
-    steps = list(run.trace)
+    steps = [Step(t.index, t.op, dict(t.args), None, dict(t.captures), None) for t in run.trace]
     if not run.findings or budget_s <= 0:
         return counterexample, len(steps)
     signature = run.findings[0].signature
 
-    def fails(candidate: list[TraceStep]) -> bool:
+    def fails(candidate: list[Step]) -> bool:
         try:
             findings = replay_cluster_steps(candidate, make_target, release).findings
         except Exception:  # a candidate the reference cannot run is not the same finding

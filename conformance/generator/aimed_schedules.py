@@ -32,6 +32,7 @@ from isrcheck.conformance.generator.controller_machine import bits, step
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator
 from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
+from isrcheck.reference_impl.partition import Partition
 from isrcheck.reference_impl.rpc import ALTER_PARTITION_RESPONSE, FETCH, FETCH_RESPONSE, HEARTBEAT
 from isrcheck.reference_impl.state import PartitionChangeRecord, PartitionState
 
@@ -41,7 +42,9 @@ SESSION_EXPIRY_MS = 3000
 SETTLE_MS = 1000
 """A restarted broker registers, catches up on metadata, is unfenced and sends its first Fetch."""
 LAG_MS = 5000
-"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) and the isr-expiration period."""
+"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus the period of the leader's
+isr-expiration task (half of it, leader.md §6): a follower whose fetches are held this long is out
+of sync and its leader has proposed the shrink."""
 DIVERGE_WINDOW = ("rolling_restart", "rolling_restart", "crash", "lag_metadata", "answer")
 """What happens to the deposed leader while the diverging answer to its first Fetch is on the
 wire: a controlled shutdown and restart (KAFKA-14704: a broker that stops fetching never gets to
@@ -84,6 +87,20 @@ class AimedSchedules:
         race against."""
         if self.reference.network.holds or self.reference.metadata_holds:
             self.send("release", {})
+
+    def fall_behind(self, partition: int, fetches: dict[str, Any]) -> None:
+        """A follower stops fetching while the leader appends one record (acks=1: nothing waits on
+        it), then the lag time passes: a follower whose log ends where the leader's does stays in
+        sync however long it is silent (KAFKA-7152, leader.md §4), so without the record no
+        shrink would come."""
+        self.send("hold", fetches)
+        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
+        self.send("tick", {"ms": LAG_MS})
+
+    def partition_on(self, broker: int, key: tuple[str, int]) -> Partition | None:
+        """`key`'s replica on `broker`, if its process is alive and holds one."""
+        process = self.reference.brokers.get(broker)
+        return None if process is None or not process.alive else process.partitions.get(key)
 
     def partition_key(self, value: int) -> tuple[str, int]:
         count = sum(1 for topic, _ in self.reference.controller.partitions if topic == TOPIC)
@@ -161,9 +178,7 @@ class AimedSchedules:
         fetches = fetches_from(follower)
         self.clean_network()
         self.send("lag_metadata", {"broker": leader})
-        self.send("hold", fetches)
-        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
-        self.send("tick", {"ms": LAG_MS})
+        self.fall_behind(key[1], fetches)
         self.send("release", fetches)
         self.send("tick", {"ms": SETTLE_MS})
         offset = self.older_change(leader, key)
@@ -186,14 +201,12 @@ class AimedSchedules:
         self.send("sync_metadata", {"broker": leader})
 
     def log_end(self, broker: int, key: tuple[str, int]) -> int:
-        process = self.reference.brokers.get(broker)
-        partition = None if process is None or not process.alive else process.partitions.get(key)
+        partition = self.partition_on(broker, key)
         return -1 if partition is None else partition.log.leo
 
     def fetched_from(self, leader: int, follower: int, key: tuple[str, int]) -> bool:
         """Whether `leader` has had a Fetch of `key` from `follower` (knows its LEO)."""
-        process = self.reference.brokers.get(leader)
-        partition = None if process is None or not process.alive else process.partitions.get(key)
+        partition = self.partition_on(leader, key)
         state = None if partition is None else partition.remote.get(follower)
         return state is not None and state.log_end_offset >= 0
 
@@ -276,9 +289,7 @@ class AimedSchedules:
         member = others[0]
         self.clean_network()
         if newcomer in state.isr:  # out of the ISR first, its shrink committed
-            self.send("hold", fetches_from(newcomer))
-            self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
-            self.send("tick", {"ms": LAG_MS})
+            self.fall_behind(key[1], fetches_from(newcomer))
         self.send("lag_metadata", {"broker": leader})
         self.send("hold", {"kind": HEARTBEAT, "from": newcomer})
         self.send("fence_broker", {"broker": newcomer})

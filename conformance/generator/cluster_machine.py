@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-from isrcheck.conformance.generator.aimed_schedules import AimedSchedules
+from isrcheck.conformance.generator.aimed_schedules import LAG_MS, AimedSchedules
 from isrcheck.conformance.generator.controller_machine import bits
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator, ScheduleConfig
@@ -81,10 +81,6 @@ AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight", "late_refusa
 IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
              "fence_follower", "lag_leader_metadata", "produce")
 """What `window` does to the partition while its ISR proposal waits in flight (`in_window`)."""
-WINDOW_LAG_MS = 5000
-"""Past BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus the period of the leader's
-isr-expiration task (half of it, leader.md §6): a follower whose fetches are held this long is out
-of sync and its leader has proposed the shrink."""
 
 
 def selector_args(chosen: Selector) -> dict[str, Any]:
@@ -281,15 +277,6 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
         if "in_window" in self.ideas:
             self.in_window(IN_WINDOW[bits(value, 4, 3)], state.leader, follower, held, value >> 7)
 
-    def fall_behind(self, partition: int, fetches: dict[str, Any]) -> None:
-        """A follower stops fetching while the leader appends one record (acks=1: nothing waits on
-        it), then the lag time passes: a follower whose log ends where the leader's does stays in
-        sync however long it is silent (KAFKA-7152, leader.md §4), so without the record no
-        shrink would come."""
-        self.send("hold", fetches)
-        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
-        self.send("tick", {"ms": WINDOW_LAG_MS})
-
     def in_window(self, what: str | None, leader: int, follower: int, held: Selector, value: int) -> None:
         """What happens to the partition while its proposal waits (IN_WINDOW): the follower falls
         behind again (and a client writes what it lacks) or catches up, crashes (losing data where
@@ -300,7 +287,7 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
         alive = self.reference.brokers.get(follower)
         if what == "lag_follower":  # long enough not to count as caught up any more (B25's rule)
             self.send("hold", fetches)
-            self.send("tick", {"ms": WINDOW_LAG_MS})
+            self.send("tick", {"ms": LAG_MS})
             self.send("produce", {"topic": TOPIC, "partition": self.focus or 0, "acks": "all", "records": 2})
         elif what == "catch_up_follower":
             self.send("release", fetches)

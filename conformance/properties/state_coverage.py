@@ -40,12 +40,10 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
             points.add("broker:fenced")
         if registration.in_controlled_shutdown:
             points.add("broker:in_controlled_shutdown")
-    branches = observation.leader_branches
-    if branches and (previous is None or previous.leader_branches is not branches):
-        points.update(f"leader_branch:{branch}" for branch in branches)
-    outcomes = observation.alter_partition_outcomes
-    if outcomes and (previous is None or previous.alter_partition_outcomes is not outcomes):
-        points.update(f"alter_partition:{code}" for code in outcomes)
+    points |= run_long_points("leader_branch", observation.leader_branches,
+                              None if previous is None else previous.leader_branches)
+    points |= run_long_points("alter_partition", observation.alter_partition_outcomes,
+                              None if previous is None else previous.alter_partition_outcomes)
     for partition in observation.partitions.values():
         if partition.leader < 0:
             points.add("partition:offline")
@@ -54,3 +52,11 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
         if len(partition.isr) < partition.min_isr:
             points.add("partition:under_min_isr")
     return points
+
+
+def run_long_points(subject: str, now: frozenset[str], before: frozenset[str] | None) -> set[str]:
+    """`subject:name` for a set the reference keeps for the whole run; read again only when it
+    changed (the cluster hands out the same object until it grows)."""
+    if not now or now is before:
+        return set()
+    return {f"{subject}:{name}" for name in now}

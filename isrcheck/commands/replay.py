@@ -13,8 +13,8 @@ from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.commands.run import LABELS
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
-from isrcheck.conformance.engine.targets import TargetSpec, engine_cluster
-from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
+from isrcheck.conformance.engine.step_minimiser import replay_cluster_steps
+from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.errors import UsageError
 from isrcheck.operations.step import Step
 
@@ -58,30 +58,31 @@ def run(args: argparse.Namespace) -> int:
     if record.get("history"):
         return replay_history(record, steps)
     cluster = record.get("level") == "cluster"
-    reference: Target = engine_cluster() if cluster else ReferenceTarget()
-    target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster" if cluster else "controller")()
-    config = CLUSTER_CONFIG if cluster else {}
-    reference.open(release, config)
-    target.open(release, config)
+    make_target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster" if cluster else "controller")
+    parsed = [Step(int(e["index"]), e["op"], dict(e["args"]), None, dict(e.get("as", {})), None) for e in steps]
     pair: PairRun | ClusterPairRun
     if cluster:
-        pair = ClusterPairRun(reference, target, release)
+        pair = replay_cluster_steps(parsed, make_target, release)
     else:
+        reference: Target = ReferenceTarget()
+        target = make_target()
+        reference.open(release, {})
+        target.open(release, {})
         pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
         pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
                                        for p in range(len(s["args"]["assignment"]))}))
-    for entry in steps:
-        step = Step(int(entry["index"]), entry["op"], dict(entry["args"]), None, dict(entry.get("as", {})), None)
-        findings = pair.step(step)
-        trace = pair.trace[-1]
+        for step in parsed:
+            if pair.step(step):
+                break
+    for trace in pair.trace:
         print(f"{trace.index:>3} {trace.src} → {trace.dst}: {trace.op} {json.dumps(trace.args)}")
         print(f"      reference: {json.dumps(trace.reference)}")
         if trace.target != trace.reference:
             print(f"      target:    {json.dumps(trace.target)}")
-        for finding in findings:
-            print(f"{LABELS.get(finding.kind, 'FOUND')} {finding.signature}: {finding.message}")
-        if findings:
-            return 1
+    for finding in pair.findings:
+        print(f"{LABELS.get(finding.kind, 'FOUND')} {finding.signature}: {finding.message}")
+    if pair.findings:
+        return 1
     print("the recorded finding did not reproduce")
     return 0
 

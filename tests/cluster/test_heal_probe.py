@@ -7,31 +7,18 @@ finds B23 by generation."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from cluster_helpers import engine_session
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
-from isrcheck.conformance.engine.targets import engine_cluster
-from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
 from isrcheck.conformance.scenario.run import Session
-from isrcheck.reference_impl.mutants import CATALOGUE
-
-SET_UP: list[tuple[str, dict[str, Any]]] = [
-    *((op, {"broker": b}) for b in (1, 2, 3) for op in ("register_broker", "unfence_broker")),
-    ("create_topic", {"topic": "t", "assignment": [[1, 2, 3]]}),
-    ("events", {"seed": 0, "count": 200}),
-    ("produce", {"topic": "t", "partition": 0, "acks": "all", "records": 2}),
-    ("tick", {"ms": 1000}),
-]
 
 
 def healed(mutant: str | None, shutdown: str) -> Session:
     """Broker 3, caught up, stops (controlled shutdown, or a crash) just before the heal; the
     heal leaves it down and probes."""
-    target = engine_cluster(**({} if mutant is None else CATALOGUE[mutant].cluster_kwargs()))
-    target.open("4.1", CLUSTER_CONFIG)
-    session = Session(target, "4.1")
-    steps = [*SET_UP, (shutdown, {"broker": 3} if shutdown == "controlled_shutdown" else {"broker": 3, "lose": "none"}),
+    session = engine_session("4.1", mutant)
+    steps = [("produce", {"topic": "t", "partition": 0, "acks": "all", "records": 2}), ("tick", {"ms": 1000}),
+             (shutdown, {"broker": 3} if shutdown == "controlled_shutdown" else {"broker": 3, "lose": "none"}),
              ("tick", {"ms": 250}), ("heal", {"restart": False, "probe": True})]
     for op, args in steps:
         session.execute(op, args)

@@ -7,17 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from isrcheck.conformance.engine.targets import engine_cluster
-from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
-from isrcheck.conformance.scenario.run import Session
+from cluster_helpers import engine_session
 
 from isrcheck.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 
-SET_UP: list[tuple[str, dict[str, Any]]] = [
-    *((op, {"broker": b}) for b in (1, 2, 3) for op in ("register_broker", "unfence_broker")),
-    ("create_topic", {"topic": "t", "assignment": [[1, 2, 3]]}),
-    ("events", {"seed": 0, "count": 200}),
-]
 WRITE: list[tuple[str, dict[str, Any]]] = [
     ("produce", {"topic": "t", "partition": 0, "acks": "all", "records": 2}),
     ("events", {"seed": 0, "count": 200}),
@@ -25,13 +18,11 @@ WRITE: list[tuple[str, dict[str, Any]]] = [
 
 
 def branches(steps: list[tuple[str, dict[str, Any]]], release: str = "4.1") -> set[str]:
-    target = engine_cluster()
-    target.open(release, CLUSTER_CONFIG)
-    session = Session(target, release)
-    for op, args in [*SET_UP, *steps]:
+    session = engine_session(release)
+    for op, args in steps:
         session.execute(op, args)
     assert not session.violations, session.violations
-    return set(target.cluster.observe().leader_branches)
+    return set(session.target.cluster.observe().leader_branches)
 
 
 def test_a_quiet_cluster_takes_only_the_ordinary_branches() -> None:

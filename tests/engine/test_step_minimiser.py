@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
-from isrcheck.conformance.engine.pair import TraceStep
 from isrcheck.conformance.engine.step_minimiser import minimise_steps, replay_cluster_steps
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.generator.cluster_machine import SET_UP_STEPS
+
+from isrcheck.operations.step import Step
 
 
 def needs(*wanted: int) -> tuple[list[list[int]], object]:
@@ -53,8 +54,7 @@ def test_a_campaign_writes_a_shorter_counterexample_that_replays(mutant: str, se
     record = next(r for r in records if r["findings"])
     before = record["findings"][0]["evidence"]["minimised_from_steps"]
     assert counterexample["length"] < before
-    steps = [TraceStep(s["index"], s["op"], s["args"], "", "", None, None, s.get("as", {}))
-             for s in counterexample["steps"]]
+    steps = [Step(s["index"], s["op"], s["args"], None, s.get("as", {}), None) for s in counterexample["steps"]]
     set_up = [*("register_broker", "unfence_broker") * 3, "create_topic", "events"]
     assert [s.op for s in steps[:SET_UP_STEPS]] == set_up
     replayed = replay_cluster_steps(steps, TargetSpec("reference", mutant).factory("cluster"), "4.1")
