@@ -68,7 +68,7 @@ from .rpc import (
     MetadataNotice,
     Node,
 )
-from .state import LeaderRecoveryState, MetadataRecord
+from .state import LeaderRecoveryState, MetadataRecord, PartitionChangeRecord
 from .timers import Timer, Timers
 
 LOSE_NONE = "none"
@@ -161,6 +161,9 @@ class Cluster:
         self.truth = MetadataCache()
         self.epoch_leaders: dict[tuple[str, int, int], int] = {}
         self.unclean: dict[TopicPartition, None] = {}
+        """Partitions that had an unclean election someone allowed (`unclean_allowed`)."""
+        self.unclean_requests: set[TopicPartition] = set()
+        """Partitions an ElectLeaders request of type UNCLEAN named."""
         self.leader_branches: dict[str, None] = {}
         """The leader-side decision branches the run has taken (isrcheck/operations/leader_branch.py)."""
         self.alter_partition_outcomes: dict[str, None] = {}
@@ -500,16 +503,37 @@ class Cluster:
         log = self.controller.log
         truth = self.truth
         for offset, record in log[self._log_seen:]:
+            before = truth.partitions.get((record.topic, record.partition)) if isinstance(
+                record, PartitionChangeRecord) else None
             tp = truth.replay(offset, record)
             if tp is not None:
                 state = truth.partitions[tp]
                 self.epoch_leaders.setdefault((tp[0], tp[1], state.leader_epoch), state.leader)
-                if state.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                if state.leader_recovery_state == LeaderRecoveryState.RECOVERING and (
+                    self.unclean_allowed(tp) or (before is not None and before.last_known_elr == (state.leader,))
+                ):
                     self.unclean[tp] = None
         self._log_seen = len(log)
         for broker, process in self.brokers.items():
             if process.alive:
                 self._notify(broker)
+
+    def unclean_allowed(self, tp: TopicPartition) -> bool:
+        """Whether an election outside the ISR was asked for: unclean.leader.election.enable on
+        for the topic (its own config, else the cluster default; KIP-106 turned the default off in
+        0.11) or an ElectLeaders request of type UNCLEAN for the partition (KIP-460). Only such an
+        election may lose acknowledged records (bugs.md B14: "a model should expose it only under
+        the flag"), besides the last known leader's return with eligible leader replicas on
+        (KIP-966, `PartitionChangeBuilder.canElectLastKnownLeader`: the last ISR member elected
+        again, in RECOVERING because its shutdown may have lost records); `_after_controller`
+        allows that one. Any other is the controller's fault, and P-ACK judges it."""
+        if tp in self.unclean_requests:
+            return True
+        value = self.truth.topic_configs.get(tp[0], {}).get("unclean.leader.election.enable")
+        return self.config.unclean_leader_election_enable if value is None else value.lower() == "true"
+
+    def request_unclean_election(self, partitions: Sequence[TopicPartition]) -> None:
+        self.unclean_requests.update(partitions)
 
     def _notify(self, broker: int) -> None:
         if broker in self.metadata_inflight:

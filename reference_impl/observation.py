@@ -151,7 +151,10 @@ class ClusterObservation:
     epoch_leaders: Mapping[tuple[str, int, int], int] = field(default_factory=dict)
     """(topic, partition, leader epoch) → the leader the controller named with that epoch."""
     unclean: frozenset[TopicPartition] = frozenset()
-    """Partitions that ever had an unclean election (leader recovery state RECOVERING)."""
+    """Partitions that had an unclean election (leader recovery state RECOVERING) that someone
+    allowed: by unclean.leader.election.enable or an unclean ElectLeaders request. The properties
+    that acknowledged records survive exempt them; an election outside the ISR nobody allowed is
+    judged like any other."""
     pending_produces: int = 0
     messages_in_flight: int = 0
     controller_log_end: int = 0

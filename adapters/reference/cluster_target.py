@@ -128,6 +128,8 @@ class ReferenceClusterTarget(Target):
     def run(self, op: str, args: Args) -> Result:
         cluster = self.cluster
         if op in DIRECT_CONTROLLER_OPERATIONS:
+            if op == "elect_leaders" and args.get("type") == "unclean":
+                cluster.request_unclean_election([(str(t), int(p)) for t, p in args["partitions"]])
             delegate = ReferenceTarget()
             delegate.controller = cluster.controller
             result = delegate.execute(op, args)

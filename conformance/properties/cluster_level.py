@@ -91,7 +91,8 @@ def _log_json(log: tuple[Record, ...], start: int = 0, end: int | None = None) -
 
 def p_ack(observation: ClusterObservation, history: History) -> list[Violation]:
     """P-ACK: every record acknowledged to an acks=all producer is in the log of every leader
-    established after it (clean elections only: partitions with an unclean election are exempt)."""
+    established after it (partitions with an unclean election someone allowed are exempt: KIP-106
+    makes the loss the operator's choice there, bugs.md B14)."""
     by_partition: dict[TopicPartition, list[Any]] = {}
     for acked in observation.acked:
         by_partition.setdefault((acked.topic, acked.partition), []).append(acked)
