@@ -22,6 +22,17 @@ current state, so that shrinking can delete it whole.
   leaves the ISR and the leader catches up; then the refusal arrives (leader.md §9 step 1: an
   answer for a replaced proposal is ignored; reverting to the proposal's base would bring back
   the member that left).
+* `stale_proposal` — a proposal waits in flight while the controller removes another member
+  (fenced) and the leader's HW moves past that member's log end; the member is unfenced again,
+  and then the old proposal, which still names it, arrives (controller.md §2: the partition-epoch
+  compare-and-set refuses it; bugs.md appendix 1).
+* `held_expansion` — the leader proposes a follower back into the ISR and the proposal waits
+  while the follower falls behind again and writes come; it arrives with the follower below
+  the HW unless the pending member held the HW back (KIP-497: an expansion counts at once) —
+  and no shrink may be proposed while it waits (leader.md §6, bugs.md B08b and appendix 9).
+* `last_members_lost` — a replica falls out of the ISR and stays behind while an acks=all write
+  is acknowledged; then every ISR member crashes, the leader last, and the replica behind is the
+  only one alive (an election outside the ISR nobody allowed loses the write: bugs.md B14).
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator
 from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
 from isrcheck.reference_impl.partition import Partition
-from isrcheck.reference_impl.rpc import ALTER_PARTITION_RESPONSE, FETCH, FETCH_RESPONSE, HEARTBEAT
+from isrcheck.reference_impl.rpc import ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FETCH, FETCH_RESPONSE, HEARTBEAT
 from isrcheck.reference_impl.state import PartitionChangeRecord, PartitionState
 
 TOPIC = "t"
@@ -360,3 +371,95 @@ class AimedSchedules:
         if bits(value, 5, 2) and self.running(successor):
             self.send("crash", {"broker": successor, "lose": LOSE_NONE})
             self.send("tick", {"ms": SESSION_EXPIRY_MS})
+
+    # ------------------------------------------------------------------ a proposal older than the ISR
+
+    def stale_proposal(self, value: int) -> None:
+        """Every ISR proposal is held; one follower falls behind, so the leader proposes the ISR
+        without it. The controller fences the other follower (removing it from the ISR: the
+        partition epoch moves past the proposal's); that follower's fetches are held, its next
+        heartbeat unfences it. The first follower catches up, a write is acknowledged, the lag
+        time passes and another write moves the HW past the unfenced follower's log end; then the
+        proposal arrives, naming it as a member."""
+        picked = self.led_partition(value)
+        if picked is None or len(picked[2]) < 2:
+            return
+        key, _, followers = picked
+        lagging = followers[bits(value, 2, 1)]
+        removed = followers[1 - bits(value, 2, 1)]
+        self.clean_network()
+        self.send("hold", {"kind": ALTER_PARTITION})
+        self.fall_behind(key[1], fetches_from(lagging))
+        self.send("hold", fetches_from(removed))
+        self.send("fence_broker", {"broker": removed})
+        self.send("release", fetches_from(lagging))
+        self.send("tick", {"ms": SETTLE_MS})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
+        # a follower that was caught up holds the HW back until the lag time has passed (KAFKA-4485),
+        # and the leader moves its HW on a follower's progress or an append (leader.md §7)
+        self.send("tick", {"ms": LAG_MS})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
+        self.send("tick", {"ms": SETTLE_MS})
+        self.send("release", {"kind": ALTER_PARTITION})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+
+    # ------------------------------------------------------------------ an expansion that waits
+
+    def held_expansion(self, value: int) -> None:
+        """A follower out of the ISR (or one made to fall out of it) catches up while every ISR
+        proposal is held, so the expansion waits in flight; the follower stops fetching again, an
+        acks=all write comes, the lag time passes, another write comes (the leader moves its HW
+        on an append, leader.md §7); then the proposal arrives, the follower still behind."""
+        picked = self.led_partition(value)
+        if picked is None:
+            return
+        key, state, followers = picked
+        outside = [r for r in state.replicas if r != state.leader and r not in state.isr and self.running(r)]
+        self.clean_network()
+        if outside:
+            follower = outside[bits(value, 2, 1) % len(outside)]
+        else:
+            follower = followers[bits(value, 2, 1) % len(followers)]
+            self.fall_behind(key[1], fetches_from(follower))
+        self.send("hold", {"kind": ALTER_PARTITION})
+        self.send("release", fetches_from(follower))
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("hold", fetches_from(follower))
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
+        self.send("tick", {"ms": LAG_MS})
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
+        self.send("tick", {"ms": SETTLE_MS})
+        self.send("release", {"kind": ALTER_PARTITION})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+
+    # ------------------------------------------------------------------ the ISR lost, a replica behind alive
+
+    def last_members_lost(self, value: int) -> None:
+        """A replica outside the ISR (or a follower made to fall out of it) stops fetching; an
+        acks=all write is acknowledged by the ISR; then each ISR member crashes, the leader last,
+        each fenced before the next goes, so the replica behind is the only one left."""
+        picked = self.led_partition(value)
+        if picked is None:
+            return
+        key, state, followers = picked
+        leader = state.leader
+        outside = [r for r in state.replicas if r not in state.isr and self.running(r)]
+        self.clean_network()
+        if outside:
+            survivor = outside[bits(value, 2, 1) % len(outside)]
+            self.send("hold", fetches_from(survivor))
+        elif len(followers) >= 2:
+            survivor = followers[bits(value, 2, 1)]
+            self.fall_behind(key[1], fetches_from(survivor))
+        else:
+            return
+        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
+        self.send("tick", {"ms": SETTLE_MS})
+        current = self.reference.controller.partitions.get(key)
+        members = [] if current is None else [m for m in current.isr if m not in (leader, survivor)]
+        for member in [*members, leader]:
+            if self.running(member):
+                self.send("crash", {"broker": member, "lose": LOSE_NONE})
+                self.send("tick", {"ms": SESSION_EXPIRY_MS})
+        self.send("release", fetches_from(survivor))
+        self.send("tick", {"ms": SETTLE_MS})

@@ -62,6 +62,7 @@ ACTION_WEIGHTS = (
     ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
     ("create_partitions", 1), ("diverge", 2), ("stale_metadata", 2),
     ("reboot_in_flight", 2), ("late_refusal", 2), ("behind_new_leader", 2), ("reassign", 1),
+    ("stale_proposal", 2), ("held_expansion", 2), ("last_members_lost", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
@@ -70,13 +71,15 @@ ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
 SWARM_KINDS = (
     "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
     "lag_metadata", "fence", "elect_preferred", "window", "create_partitions", "diverge", "stale_metadata",
-    "reboot_in_flight", "late_refusal", "behind_new_leader", "reassign",
+    "reboot_in_flight", "late_refusal", "behind_new_leader", "reassign", "stale_proposal", "held_expansion",
+    "last_members_lost",
 )
 """The fault kinds swarm testing switches off (Groce et al., "Swarm testing", ISSTA 2012): each run
 draws a subset of them to leave out, and a left-out action delivers messages instead. A run without
 drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
 a mix where every fault is always possible breaks most windows before anything uses them."""
-AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight", "late_refusal", "behind_new_leader"})
+AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight", "late_refusal", "behind_new_leader",
+                   "stale_proposal", "held_expansion", "last_members_lost"})
 """The actions of conformance/generator/aimed_schedules.py."""
 IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
              "fence_follower", "lag_leader_metadata", "produce")
@@ -232,11 +235,20 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
             # against the old assignment; a reassignment in progress is left to complete.
             return
         replicas = list(current.replicas)
-        if len(replicas) == len(BROKERS):
-            replicas.pop(bits(value, 2, 2) % len(replicas))
-        else:
-            replicas.append(next(b for b in BROKERS if b not in replicas))
+        if len(replicas) < len(BROKERS):
+            self.send("reassign", {"topic": TOPIC, "partition": partition,
+                                   "replicas": [*replicas, next(b for b in BROKERS if b not in replicas)]})
+            return
+        removed = replicas.pop(bits(value, 2, 2) % len(replicas))
         self.send("reassign", {"topic": TOPIC, "partition": partition, "replicas": replicas})
+        leader = self.reference.brokers.get(current.leader)
+        if bits(value, 4, 1) and removed != current.leader and leader is not None and leader.alive:
+            # half the time the replica comes straight back while its leader's metadata lags:
+            # it learns of itself first and fetches from a leader that does not track it yet
+            # (KAFKA-13837)
+            self.send("tick", {"ms": TICKS[2]})
+            self.send("lag_metadata", {"broker": current.leader})
+            self.send("reassign", {"topic": TOPIC, "partition": partition, "replicas": list(current.replicas)})
 
     def window(self, value: int) -> None:
         """A fault schedule aimed at an in-flight AlterPartition: hold every ISR proposal (or every
@@ -376,7 +388,8 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
 
 OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold",
              "diverge": "crash", "stale_metadata": "sync_metadata", "reboot_in_flight": "duplicate",
-             "late_refusal": "fence_broker", "behind_new_leader": "deliver"}
+             "late_refusal": "fence_broker", "behind_new_leader": "deliver", "stale_proposal": "fence_broker",
+             "held_expansion": "hold", "last_members_lost": "crash"}
 """The step operation an action sends, where the names differ (a target may refuse an operation)."""
 
 

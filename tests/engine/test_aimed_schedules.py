@@ -1,7 +1,8 @@
 """The cluster machine's aimed fault schedules (conformance/generator/aimed_schedules.py) and the
 window's reboot: generation now finds the cluster mutants it never found before (B27, D6, B06,
-B01L, B07, D4 — each was 0/5 seeds in bench/detect.py before these schedules), naming a property
-the catalogue says the mutant breaks; with the aimed schedules switched off (the `aimed` idea),
+B01L, B07, D4 — each was 0/5 seeds in bench/detect.py before these schedules — and the controller
+mutants D1 and B14 run under the simulated cluster), and B08b and D9 within a few runs, naming a
+property the catalogue says the mutant breaks; with the aimed schedules switched off (the `aimed` idea),
 the same seeds and runs find none of those they are aimed at; and the reference, which runs every
 schedule, is never flagged."""
 
@@ -14,10 +15,9 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult,
 from isrcheck.conformance.generator.cluster_machine import AIMED, OPERATION, SWARM_KINDS, ClusterMachine
 from isrcheck.reference_impl.mutants import CATALOGUE
 
-SEEDS = {"B27": 1001, "D6": 1, "B06": 3001, "B01L": 1, "B07": 1, "D4": 1001}
-"""bench/detect.py's seeds (1 is the one the main job uses; B27, B06 and D4 need more runs on it
-than these: 53, 50 and over 40)."""
-RUNS = {"B27": 40, "D6": 40, "B06": 30, "B01L": 30, "B07": 40, "D4": 40}
+SEEDS = {"B27": 1, "D6": 1, "B06": 3001, "B01L": 1, "B07": 1, "D4": 1, "D1": 1, "B14": 1, "B08b": 1, "D9": 1}
+"""bench/detect.py's seeds (1 is the one the main job uses; B06 needs more runs on it than these)."""
+RUNS = {"B27": 25, "D6": 15, "B06": 45, "B01L": 45, "B07": 15, "D4": 15, "D1": 15, "B14": 15, "B08b": 15, "D9": 15}
 """Runs per campaign: more than the seed needs."""
 
 
@@ -51,7 +51,7 @@ def test_generation_finds_the_mutant(mutant: str) -> None:
     assert properties & set(CATALOGUE[mutant].breaks), (mutant, dict(result.signatures))
 
 
-@pytest.mark.parametrize("mutant", ["B27", "D6", "B06", "B07", "D4"])
+@pytest.mark.parametrize("mutant", ["B27", "D6", "B06", "B07", "D4", "D1", "B14", "B08b", "D9"])
 def test_without_the_aimed_schedules_the_same_runs_miss_it(mutant: str, without_aimed: None) -> None:
     result = campaign(mutant, RUNS[mutant], SEEDS[mutant])
     assert result.runs >= RUNS[mutant]

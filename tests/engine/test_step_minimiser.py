@@ -44,7 +44,7 @@ def test_the_deadline_stops_it_with_a_failing_list() -> None:
     assert calls == []
 
 
-@pytest.mark.parametrize(("mutant", "seed", "runs"), [("B06", 3001, 30), ("B07", 1, 40)])
+@pytest.mark.parametrize(("mutant", "seed", "runs"), [("B06", 3001, 45), ("B07", 1, 15)])
 def test_a_campaign_writes_a_shorter_counterexample_that_replays(mutant: str, seed: int, runs: int,
                                                                  tmp_path: Path) -> None:
     result = run_campaign(CampaignConfig(mutant=mutant, level="cluster", release="4.1", examples=runs, seed=seed,
