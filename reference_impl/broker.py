@@ -134,7 +134,8 @@ class Broker:
 
     def schedule(self, delay_ms: int, kind: str, key: int = 0, generation: int = 0) -> None:
         cluster = self.cluster
-        cluster.timers.schedule(Timer(cluster.now_ms + delay_ms, kind, self.id, self.serial, key, generation))
+        due = cluster.now_ms + delay_ms
+        cluster.timers.push(due, Timer(due, kind, self.id, self.serial, key, generation))
 
     def partition(self, tp: TopicPartition) -> Partition:
         partition = self.partitions.get(tp)
@@ -165,7 +166,7 @@ class Broker:
                 self.register()
             return
         self.send(HEARTBEAT, CONTROLLER_NODE, HeartbeatRequest(
-            self.id, self.epoch, self.cache.offset, want_fence=False, want_shut_down=self.shutting_down
+            self.id, self.epoch, self.cache.offset, want_fence=False, want_shut_down=self._status == SHUTTING_DOWN
         ))
 
     def begin_controlled_shutdown(self) -> None:
