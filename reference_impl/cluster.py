@@ -113,6 +113,15 @@ Key = TypeVar("Key", bound=Hashable)
 """What a run-long set holds (`Cluster._frozen_keys`)."""
 
 
+Map = TypeVar("Map", bound=dict[Any, Any])
+
+
+def _same_map(now: Map, before: Map) -> Map:
+    """`before` if `now` equals it (views compared by identity first: dict equality in C), else
+    `now`. The views are frozen values, so an equal map is the same ground truth."""
+    return before if now == before else now
+
+
 class Cluster:
     def __init__(
         self,
@@ -183,6 +192,11 @@ class Cluster:
         self._replica_views: dict[tuple[int, str, int], tuple[tuple[object, ...], ReplicaView]] = {}
         self._frozen_lists: dict[str, tuple[Any, ...]] = {}
         self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
+        self._last_maps: tuple[
+            dict[TopicPartition, PartitionView], dict[int, RegistrationView], dict[int, BrokerView],
+            dict[tuple[int, str, int], ReplicaView], frozenset[int],
+        ] | None = None
+        """The maps of the last observation (`observe` hands them out again while they are equal)."""
         self.pending_produces: dict[int, None] = {}
         """Requests of acks=all producers still waiting."""
 
@@ -798,6 +812,9 @@ class Cluster:
     # ================================================================ observation
 
     def observe(self) -> ClusterObservation:
+        """The ground truth now. Views of what did not change are the same objects as before, and
+        a map whose views all stayed is the very map the last observation held (`_same_map`), so a
+        reader can tell "nothing changed" by identity (the property monitor skips such steps)."""
         controller = self.controller
         views = self._partition_views
         partitions: dict[TopicPartition, PartitionView] = {}
@@ -820,30 +837,33 @@ class Cluster:
         replicas: dict[tuple[int, str, int], ReplicaView] = {}
         broker_views = self._broker_views
         replica_views = self._replica_views
+        disks = self.disks
         for broker, process in self.brokers.items():
             alive = process.alive
             manager = process.manager
+            serial = process.serial
             outstanding = manager.outstanding() if alive else ()
+            requests = manager.inflight_requests() if alive else 0
             signature: tuple[object, ...] = (
-                process.serial, process.status, process.epoch, process.cache.offset,
-                manager.inflight_requests() if alive else 0, outstanding,
+                serial, process.status, process.epoch, process.cache.offset, requests, outstanding,
             )
             cached_broker = broker_views.get(broker)
             if cached_broker is None or cached_broker[0] != signature:
                 cached_broker = broker_views[broker] = (signature, BrokerView(
                     broker, process.status, process.incarnation, process.epoch, process.cache.offset,
-                    manager.inflight_requests() if alive else 0, outstanding,
+                    requests, outstanding,
                 ))
             brokers[broker] = cached_broker[1]
-            for tp, log in self.disks[broker].logs.items():
+            hosted = process.partitions if alive else None
+            for tp, log in disks[broker].logs.items():
                 replica_key = (broker, tp[0], tp[1])
-                partition = process.partitions.get(tp) if alive else None
+                partition = None if hosted is None else hosted.get(tp)
                 snapshot = log.snapshot()
                 if partition is None:
-                    signature = (process.serial, alive, snapshot, log.hw)
+                    signature = (serial, alive, snapshot, log.hw)
                 else:
                     signature = (
-                        process.serial, partition.role, partition.leader, partition.leader_epoch,
+                        serial, partition.role, partition.leader, partition.leader_epoch,
                         partition.partition_epoch, snapshot, log.hw, partition.state, partition.epoch_start_offset,
                     )
                 cached_replica = replica_views.get(replica_key)
@@ -856,6 +876,14 @@ class Cluster:
             b for b, serial in self.controlled_shutdowns.items()
             if b in self.brokers and self.brokers[b].serial == serial
         )
+        last = self._last_maps
+        if last is not None:
+            partitions = _same_map(partitions, last[0])
+            registrations = _same_map(registrations, last[1])
+            brokers = _same_map(brokers, last[2])
+            replicas = _same_map(replicas, last[3])
+            shutting = last[4] if shutting == last[4] else shutting
+        self._last_maps = (partitions, registrations, brokers, replicas, shutting)
         return ClusterObservation(
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,

@@ -3,7 +3,7 @@ every violation once (the first step it was seen), in order."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES, STEP_PROPERTIES, History, Violation, p_live
@@ -81,30 +81,24 @@ class PropertyMonitor:
         return not self.violations
 
 
-def _same_values(now: Mapping[Any, object], before: Mapping[Any, object]) -> bool:
-    """The same keys, each with the very same value object (`Cluster.observe` hands out the same
-    view objects, and the same maps, for what did not change)."""
-    if now is before:
-        return True
-    if len(now) != len(before):
-        return False
-    get = before.get
-    return all(get(key) is value for key, value in now.items())
-
-
 def unchanged(observation: ClusterObservation, last: ClusterObservation) -> bool:
     """Whether everything a step property reads is as it was in `last`."""
     return (
-        _same_values(observation.replicas, last.replicas) and _same_values(observation.brokers, last.brokers)
-        and _same_values(observation.partitions, last.partitions)
-        and _same_values(observation.registrations, last.registrations)
-        and (observation.acked is last.acked or observation.acked == last.acked)
-        and (observation.admissions is last.admissions or observation.admissions == last.admissions)
-        and (observation.data_loss is last.data_loss or observation.data_loss == last.data_loss)
-        and (observation.unclean is last.unclean or observation.unclean == last.unclean)
-        and observation.shutting_down == last.shutting_down
-        and (observation.epoch_leaders is last.epoch_leaders or observation.epoch_leaders == last.epoch_leaders)
+        _same(observation.replicas, last.replicas) and _same(observation.brokers, last.brokers)
+        and _same(observation.partitions, last.partitions)
+        and _same(observation.registrations, last.registrations)
+        and _same(observation.acked, last.acked) and _same(observation.admissions, last.admissions)
+        and _same(observation.data_loss, last.data_loss) and _same(observation.unclean, last.unclean)
+        and _same(observation.shutting_down, last.shutting_down)
+        and _same(observation.epoch_leaders, last.epoch_leaders)
     )
+
+
+def _same(now: object, before: object) -> bool:
+    """The same object (`Cluster.observe` hands out the last observation's maps and views again
+    while nothing in them changed), else equal values (the views are frozen values: the checks
+    read nothing but their fields)."""
+    return now is before or now == before
 
 
 def healed(observation: ClusterObservation) -> bool:
