@@ -100,6 +100,8 @@ class Broker:
         self.caught_up = False
         """The cache has reached this incarnation's registration; partitions may be touched."""
         self.last_heartbeat: HeartbeatResponse | None = None
+        self._heartbeat_request: HeartbeatRequest | None = None
+        """The last heartbeat sent: a frozen value, sent again while nothing in it changed."""
         self.registration_error: Error | None = None
         self.produce_partitions: dict[int, TopicPartition] = {}
         low, high = self.profile.alter_partition_versions
@@ -165,9 +167,16 @@ class Broker:
             if not self.registering:
                 self.register()
             return
-        self.send(HEARTBEAT, CONTROLLER_NODE, HeartbeatRequest(
-            self.id, self.epoch, self.cache.offset, want_fence=False, want_shut_down=self._status == SHUTTING_DOWN
-        ))
+        request = self._heartbeat_request
+        shutting_down = self._status == SHUTTING_DOWN
+        if (
+            request is None or request.broker_epoch != self.epoch
+            or request.current_metadata_offset != self.cache.offset or request.want_shut_down != shutting_down
+        ):
+            request = self._heartbeat_request = HeartbeatRequest(
+                self.id, self.epoch, self.cache.offset, want_fence=False, want_shut_down=shutting_down
+            )
+        self.send(HEARTBEAT, CONTROLLER_NODE, request)
 
     def begin_controlled_shutdown(self) -> None:
         if self.status == RUNNING:

@@ -189,7 +189,10 @@ class Cluster:
         self._partition_views: dict[TopicPartition, tuple[object, PartitionView]] = {}
         self._registration_views: dict[int, tuple[object, RegistrationView]] = {}
         self._broker_views: dict[int, tuple[tuple[object, ...], BrokerView]] = {}
-        self._replica_views: dict[tuple[int, str, int], tuple[tuple[object, ...], ReplicaView]] = {}
+        self._replica_views: dict[
+            int, dict[TopicPartition, tuple[tuple[object, ...], ReplicaView, tuple[int, str, int]]]
+        ] = {}
+        """broker → partition → (what the view was built from, the view, its key in `replicas`)."""
         self._frozen_lists: dict[str, tuple[Any, ...]] = {}
         self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
         self._last_maps: tuple[
@@ -855,8 +858,10 @@ class Cluster:
                 ))
             brokers[broker] = cached_broker[1]
             hosted = process.partitions if alive else None
+            broker_replicas = replica_views.get(broker)
+            if broker_replicas is None:
+                broker_replicas = replica_views[broker] = {}
             for tp, log in disks[broker].logs.items():
-                replica_key = (broker, tp[0], tp[1])
                 partition = None if hosted is None else hosted.get(tp)
                 snapshot = log.snapshot()
                 if partition is None:
@@ -866,12 +871,12 @@ class Cluster:
                         serial, partition.role, partition.leader, partition.leader_epoch,
                         partition.partition_epoch, snapshot, log.hw, partition.state, partition.epoch_start_offset,
                     )
-                cached_replica = replica_views.get(replica_key)
+                cached_replica = broker_replicas.get(tp)
                 if cached_replica is None or cached_replica[0] != signature:
-                    cached_replica = replica_views[replica_key] = (signature, self._replica_view(
+                    cached_replica = broker_replicas[tp] = (signature, self._replica_view(
                         broker, tp, log.hw, snapshot, partition, alive,
-                    ))
-                replicas[replica_key] = cached_replica[1]
+                    ), (broker, tp[0], tp[1]))
+                replicas[cached_replica[2]] = cached_replica[1]
         shutting = frozenset(
             b for b, serial in self.controlled_shutdowns.items()
             if b in self.brokers and self.brokers[b].serial == serial
