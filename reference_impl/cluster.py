@@ -113,6 +113,15 @@ Key = TypeVar("Key", bound=Hashable)
 """What a run-long set holds (`Cluster._frozen_keys`)."""
 
 
+Map = TypeVar("Map", bound=dict[Any, Any])
+
+
+def _same_map(now: Map, before: Map) -> Map:
+    """`before` if `now` equals it (views compared by identity first: dict equality in C), else
+    `now`. The views are frozen values, so an equal map is the same ground truth."""
+    return before if now == before else now
+
+
 class Cluster:
     def __init__(
         self,
@@ -183,9 +192,17 @@ class Cluster:
         self._partition_views: dict[TopicPartition, tuple[object, PartitionView]] = {}
         self._registration_views: dict[int, tuple[object, RegistrationView]] = {}
         self._broker_views: dict[int, tuple[tuple[object, ...], BrokerView]] = {}
-        self._replica_views: dict[tuple[int, str, int], tuple[tuple[object, ...], ReplicaView]] = {}
+        self._replica_views: dict[
+            int, dict[TopicPartition, tuple[tuple[object, ...], ReplicaView, tuple[int, str, int]]]
+        ] = {}
+        """broker → partition → (what the view was built from, the view, its key in `replicas`)."""
         self._frozen_lists: dict[str, tuple[Any, ...]] = {}
         self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
+        self._last_maps: tuple[
+            dict[TopicPartition, PartitionView], dict[int, RegistrationView], dict[int, BrokerView],
+            dict[tuple[int, str, int], ReplicaView], frozenset[int],
+        ] | None = None
+        """The maps of the last observation (`observe` hands them out again while they are equal)."""
         self.pending_produces: dict[int, None] = {}
         """Requests of acks=all producers still waiting."""
 
@@ -208,7 +225,11 @@ class Cluster:
         self, kind: str, src: Node, dst: Node, payload: object, correlation: int = 0, src_serial: int = 0,
         dst_serial: int = 0,
     ) -> Message:
-        message = self.network.send(kind, src, dst, payload, correlation, src_serial, dst_serial)
+        # `Network.send`, inline: one call fewer on every message of the run
+        network = self.network
+        message = Message(network.next_id, kind, src, dst, payload, correlation, src_serial, dst_serial)
+        network.next_id += 1
+        network.inflight[message.id] = message
         if kind == ALTER_PARTITION and isinstance(payload, AlterPartitionRequest) and isinstance(src, int):
             process = self.brokers.get(src)
             if process is not None:
@@ -367,6 +388,7 @@ class Cluster:
         network = self.network
         inflight = network.inflight
         timers = self.timers
+        brokers = self.brokers
         limit = self.quiescence_limit if max_events is None else max_events
         while True:
             if inflight and not network.holds:
@@ -379,7 +401,13 @@ class Cluster:
                     timer = timers.pop_due(self.now_ms)
                     if timer is None:
                         return count
-                    self._fire(timer)
+                    # `_fire`, inline (a timer of a dead incarnation does nothing)
+                    process = brokers.get(timer.broker)
+                    if process is not None and process.alive and process.serial == timer.serial:
+                        self.events += 1
+                        if self.trace is not None:
+                            self.trace.append(("timer", timer.kind, timer.broker, timer.key, self.now_ms))
+                        process.on_timer(timer)
             count += 1
             if count > limit:
                 raise QuiescenceError(f"no quiescence after {limit} events at t={self.now_ms}")
@@ -407,7 +435,8 @@ class Cluster:
             if payload.want_shut_down and response.error is Error.NONE:
                 self.controlled_shutdowns[payload.broker] = message.src_serial
             self._reply(message, HEARTBEAT_RESPONSE, response)
-            if payload.current_metadata_offset < self.metadata_end():
+            log = controller.log
+            if payload.current_metadata_offset < (log[-1][0] if log else 0):  # `metadata_end()`, inline
                 self._notify(payload.broker)
         elif isinstance(payload, AlterPartitionRequest):
             before = self._isrs(payload)
@@ -810,6 +839,9 @@ class Cluster:
     # ================================================================ observation
 
     def observe(self) -> ClusterObservation:
+        """The ground truth now. Views of what did not change are the same objects as before, and
+        a map whose views all stayed is the very map the last observation held (`_same_map`), so a
+        reader can tell "nothing changed" by identity (the property monitor skips such steps)."""
         controller = self.controller
         views = self._partition_views
         partitions: dict[TopicPartition, PartitionView] = {}
@@ -832,42 +864,55 @@ class Cluster:
         replicas: dict[tuple[int, str, int], ReplicaView] = {}
         broker_views = self._broker_views
         replica_views = self._replica_views
+        disks = self.disks
         for broker, process in self.brokers.items():
             alive = process.alive
             manager = process.manager
+            serial = process.serial
             outstanding = manager.outstanding() if alive else ()
+            requests = manager.inflight_requests() if alive else 0
             signature: tuple[object, ...] = (
-                process.serial, process.status, process.epoch, process.cache.offset,
-                manager.inflight_requests() if alive else 0, outstanding,
+                serial, process.status, process.epoch, process.cache.offset, requests, outstanding,
             )
             cached_broker = broker_views.get(broker)
             if cached_broker is None or cached_broker[0] != signature:
                 cached_broker = broker_views[broker] = (signature, BrokerView(
                     broker, process.status, process.incarnation, process.epoch, process.cache.offset,
-                    manager.inflight_requests() if alive else 0, outstanding,
+                    requests, outstanding,
                 ))
             brokers[broker] = cached_broker[1]
-            for tp, log in self.disks[broker].logs.items():
-                replica_key = (broker, tp[0], tp[1])
-                partition = process.partitions.get(tp) if alive else None
+            hosted = process.partitions if alive else None
+            broker_replicas = replica_views.get(broker)
+            if broker_replicas is None:
+                broker_replicas = replica_views[broker] = {}
+            for tp, log in disks[broker].logs.items():
+                partition = None if hosted is None else hosted.get(tp)
                 snapshot = log.snapshot()
                 if partition is None:
-                    signature = (process.serial, alive, snapshot, log.hw)
+                    signature = (serial, alive, snapshot, log.hw)
                 else:
                     signature = (
-                        process.serial, partition.role, partition.leader, partition.leader_epoch,
+                        serial, partition.role, partition.leader, partition.leader_epoch,
                         partition.partition_epoch, snapshot, log.hw, partition.state, partition.epoch_start_offset,
                     )
-                cached_replica = replica_views.get(replica_key)
+                cached_replica = broker_replicas.get(tp)
                 if cached_replica is None or cached_replica[0] != signature:
-                    cached_replica = replica_views[replica_key] = (signature, self._replica_view(
+                    cached_replica = broker_replicas[tp] = (signature, self._replica_view(
                         broker, tp, log.hw, snapshot, partition, alive,
-                    ))
-                replicas[replica_key] = cached_replica[1]
+                    ), (broker, tp[0], tp[1]))
+                replicas[cached_replica[2]] = cached_replica[1]
         shutting = frozenset(
             b for b, serial in self.controlled_shutdowns.items()
             if b in self.brokers and self.brokers[b].serial == serial
         )
+        last = self._last_maps
+        if last is not None:
+            partitions = _same_map(partitions, last[0])
+            registrations = _same_map(registrations, last[1])
+            brokers = _same_map(brokers, last[2])
+            replicas = _same_map(replicas, last[3])
+            shutting = last[4] if shutting == last[4] else shutting
+        self._last_maps = (partitions, registrations, brokers, replicas, shutting)
         return ClusterObservation(
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,

@@ -75,6 +75,22 @@ class BrokerState(Enum):
     SHUTDOWN_NOW = "shutdown now"
 
 
+_HEARTBEAT_ANSWERS: dict[tuple[bool, bool, bool], HeartbeatResponse] = {}
+
+
+def heartbeat_answer(is_caught_up: bool, is_fenced: bool, should_shut_down: bool) -> HeartbeatResponse:
+    """The successful `HeartbeatResponse` with these flags. There are eight, and a response is a
+    frozen value, so each is built once and handed out again (a cluster run answers a heartbeat
+    every 250 ms per broker)."""
+    key = (is_caught_up, is_fenced, should_shut_down)
+    answer = _HEARTBEAT_ANSWERS.get(key)
+    if answer is None:
+        answer = _HEARTBEAT_ANSWERS[key] = HeartbeatResponse(
+            Error.NONE, is_caught_up=is_caught_up, is_fenced=is_fenced, should_shut_down=should_shut_down,
+        )
+    return answer
+
+
 class Controller:
     """One active KRaft controller. Public methods are the controller RPCs plus the clock."""
 
@@ -471,11 +487,9 @@ class Controller:
             soft.controlled_shutdown_offset = last_offset
         if not self.profile.session_per_epoch:
             self.touch(broker, request.broker_epoch)
-        return HeartbeatResponse(
-            Error.NONE,
-            is_caught_up=request.current_metadata_offset >= self.register_offsets[broker],
-            is_fenced=soft.fenced,
-            should_shut_down=after is BrokerState.SHUTDOWN_NOW,
+        return heartbeat_answer(
+            request.current_metadata_offset >= self.register_offsets[broker], soft.fenced,
+            after is BrokerState.SHUTDOWN_NOW,
         )
 
     def fence_stale_broker(self, broker: int) -> None:

@@ -73,7 +73,7 @@ class Network:
             return next(iter(self.inflight.values()), None)
         held = self._held
         for message in self.inflight.values():
-            verdict = held.get((message.kind, message.src, message.dst))
+            verdict = held.get(message[1:4])  # (kind, src, dst): one slice of the NamedTuple
             if verdict is None:
                 verdict = self.is_held(message)
             if not verdict:

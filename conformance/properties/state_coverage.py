@@ -40,10 +40,7 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
             points.add("broker:fenced")
         if registration.in_controlled_shutdown:
             points.add("broker:in_controlled_shutdown")
-    points |= run_long_points("leader_branch", observation.leader_branches,
-                              None if previous is None else previous.leader_branches)
-    points |= run_long_points("alter_partition", observation.alter_partition_outcomes,
-                              None if previous is None else previous.alter_partition_outcomes)
+    points |= run_long_states(observation, previous)
     for partition in observation.partitions.values():
         if partition.leader < 0:
             points.add("partition:offline")
@@ -52,6 +49,14 @@ def state_points(observation: ClusterObservation, previous: ClusterObservation |
         if len(partition.isr) < partition.min_isr:
             points.add("partition:under_min_isr")
     return points
+
+
+def run_long_states(observation: ClusterObservation, previous: ClusterObservation | None) -> set[str]:
+    """The points of the run-long sets (leader branches, AlterPartition outcomes) new since `previous`."""
+    return run_long_points("leader_branch", observation.leader_branches,
+                           None if previous is None else previous.leader_branches) | run_long_points(
+        "alter_partition", observation.alter_partition_outcomes,
+        None if previous is None else previous.alter_partition_outcomes)
 
 
 def run_long_points(subject: str, now: frozenset[str], before: frozenset[str] | None) -> set[str]:
