@@ -6,7 +6,10 @@ steps: it can drop the whole action, never the one step of it that does not matt
 function of its steps (every `events` step carries its seed), so the steps themselves can be
 minimised: remove a chunk, run the rest on a fresh cluster, keep the removal when the same
 finding (same signature) happens again — Zeller and Hildebrandt's ddmin ("Simplifying and
-isolating failure-inducing input", TSE 2002), chunks halving down to single steps.
+isolating failure-inducing input", TSE 2002), chunks halving down to single steps. Two
+reductions ddmin cannot make follow, each kept only when the finding stays, then ddmin again:
+a `hold` removed with the `release` that undoes it (two steps apart, so no chunk holds just
+them), and two adjacent `tick`s made one (the clock is additive; the step between them is gone).
 
 Only for targets the campaign can build again in process and that repeat themselves (the
 reference's mutants); a plug-in or a real cluster is neither cheap nor deterministic. The
@@ -17,7 +20,7 @@ there.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from isrcheck.adapters.base import Target
@@ -53,6 +56,34 @@ def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], k
         if not removed_any:
             chunk = max(1, chunk // 2)
     return head + tail
+
+
+def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
+    """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a
+    `hold` and the first later `release` of the same selector removed together; two adjacent
+    `tick`s merged into one of their summed time."""
+    for i in range(keep, len(steps)):
+        step = steps[i]
+        if step.op == "hold":
+            release = next((j for j in range(i + 1, len(steps))
+                            if steps[j].op == "release" and steps[j].args == step.args), None)
+            if release is not None:
+                yield [*steps[:i], *steps[i + 1:release], *steps[release + 1:]]
+        if step.op == "tick" and i + 1 < len(steps) and steps[i + 1].op == "tick":
+            merged = Step(step.index, "tick", {"ms": int(step.args["ms"]) + int(steps[i + 1].args["ms"])},
+                          step.expect, dict(step.captures), step.when)
+            yield [*steps[:i], merged, *steps[i + 2:]]
+
+
+def reduce_steps(steps: list[Step], fails: Callable[[list[Step]], bool], keep: int, deadline: float) -> list[Step]:
+    """ddmin, then the paired reductions, repeated while either shortens the steps and time is left."""
+    best = minimise_steps(steps, fails, keep, deadline)
+    while time.monotonic() < deadline:
+        shorter = next((c for c in paired_reductions(best, keep) if time.monotonic() < deadline and fails(c)), None)
+        if shorter is None:
+            break
+        best = minimise_steps(shorter, fails, keep, deadline)
+    return best
 
 
 def replay_cluster_steps(steps: Sequence[Step], make_target: Callable[[], Target] | None,
@@ -95,7 +126,7 @@ def minimised_counterexample(counterexample: FinishedRun, make_target: Callable[
             return False
         return bool(findings) and findings[0].signature == signature
 
-    best = minimise_steps(steps, fails, SET_UP_STEPS, time.monotonic() + budget_s)
+    best = reduce_steps(steps, fails, SET_UP_STEPS, time.monotonic() + budget_s)
     if len(best) == len(steps):
         return counterexample, len(steps)
     final = replay_cluster_steps(best, make_target, release)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
-from isrcheck.conformance.engine.step_minimiser import minimise_steps, replay_cluster_steps
+from isrcheck.conformance.engine.step_minimiser import minimise_steps, reduce_steps, replay_cluster_steps
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.generator.cluster_machine import SET_UP_STEPS
 
@@ -36,6 +36,29 @@ def test_only_the_steps_the_failure_needs_are_kept() -> None:
 def test_a_failure_that_needs_every_step_keeps_them_all() -> None:
     _, fails = needs(*range(3, 9))
     assert minimise_steps(list(range(9)), fails, 3, time.monotonic() + 10) == list(range(9))  # type: ignore[arg-type]
+
+
+def step(op: str, **args: object) -> Step:
+    return Step(0, op, dict(args), None, {}, None)
+
+
+def test_a_hold_goes_with_its_release_and_adjacent_ticks_merge() -> None:
+    """What ddmin's chunks cannot do: the finding needs a `produce` after 3 s have passed and
+    no hold left in place; removing the hold or the release alone leaves a hold (or releases
+    nothing held, which this finding forbids too), and either tick alone is too short."""
+    set_up = [step("register_broker", broker=1)]
+    steps = [*set_up, step("hold", kind="Fetch"), step("tick", ms=1000), step("tick", ms=2000),
+             step("release", kind="Fetch"), step("produce")]
+
+    def fails(candidate: list[Step]) -> bool:
+        holds = [s.op for s in candidate if s.op in ("hold", "release")]
+        waited = sum(int(s.args["ms"]) for s in candidate if s.op == "tick")
+        return holds in ([], ["hold", "release"]) and waited >= 3000 and candidate[-1].op == "produce"
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert [(s.op, s.args) for s in reduced] == [("register_broker", {"broker": 1}), ("tick", {"ms": 3000}),
+                                                 ("produce", {})]
 
 
 def test_the_deadline_stops_it_with_a_failing_list() -> None:
