@@ -2,7 +2,9 @@
 
 Spark's JSON reader is lenient where the contract is strict (a number read into a string column
 becomes text, a missing key and a null look alike, text after a complete value is ignored), so
-each line is parsed once into a VARIANT, which keeps JSON's own types, and the contract is checked
+what it reads vouches for a line only when written back it is the line's very bytes
+(`fast_vouched`: most lines, those without findings). Every other line is parsed once into a
+VARIANT, which keeps JSON's own types, and the contract is checked
 on it by Spark expressions derived from `isrcheck.records.schema.RUN` (`conforms`): every field's
 JSON type, the schema id, the finite duration, and every finding, code and counterexample step
 item by item. A line is kept exactly when `record_schema.parse_line` would keep it; no line goes
