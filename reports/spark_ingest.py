@@ -75,7 +75,9 @@ def parse_records(lines: DataFrame) -> DataFrame:
     checked = (wrapped.select("value", *WHERE, "_fast", "_vouched", "_exact", record.alias("_record"),
                               problem.alias("_problem"))
                .select("*", *item_arrays("_record")))
-    valid = record_valid("_exact", "_problem", "_record")
+    # a line the JSON reader read findings in cannot be settled by `simple_record`
+    checked = checked.withColumn("_may_be_simple", F.expr("coalesce(size(_fast.findings) <= 0, true)"))
+    valid = record_valid("_exact", "_problem", "_record", "_may_be_simple")
     # the cast cannot fail after the checks; should Spark still not read a line it accepted, the
     # line is skipped as not JSON rather than half read
     typed = (F.when(F.col("_vouched"), F.col("_fast"))

@@ -422,7 +422,7 @@ def nesting_depth(line: str) -> str:
     return f"aggregate(split({brackets}, ''), named_struct('depth', 0, 'deepest', 0), {step}).deepest"
 
 
-def record_valid_sql(line: str, line_problem: str, record: str) -> str:
+def record_valid_sql(line: str, line_problem: str, record: str, may_be_simple: str = "true") -> str:
     """True for a line `record_schema.parse_line` keeps, decided by Spark alone.
 
     `line_problem` comes from `line_reason`; the `item_arrays_sql` columns must be selected
@@ -436,7 +436,9 @@ def record_valid_sql(line: str, line_problem: str, record: str) -> str:
                f" OR {nesting_depth(line)} <= {MAX_DEPTH})")
     # CASE, not OR: Spark computes a subexpression used twice once, ahead of both sides of an OR,
     # so the field-by-field check would run on every line; a CASE branch runs only when taken
-    checked = f"CASE WHEN {simple_record(record)} THEN true ELSE {conforms(record, RUN)} AND {shallow} END"
+    # `may_be_simple` false skips `simple_record` where it cannot hold (the fast path read findings)
+    checked = (f"CASE WHEN {may_be_simple} AND {simple_record(record)} THEN true"
+               f" ELSE {conforms(record, RUN)} AND {shallow} END")
     return f"coalesce({line_problem} IS NULL AND {checked}, false)"
 
 
@@ -581,10 +583,11 @@ def fast_vouched(line: str, row: str) -> Column:
     return F.expr(fast_vouched_sql(f"`{line}`", f"`{row}`"))
 
 
-def record_valid(line: str, line_problem: str, record: str) -> Column:
+def record_valid(line: str, line_problem: str, record: str, may_be_simple: str | None = None) -> Column:
     """`record_valid_sql` of the columns so named: one expression, parsed by Spark from its SQL
     text in one call (built from Column objects, the checks took ~9,000 calls into the JVM)."""
-    return F.expr(record_valid_sql(f"`{line}`", f"`{line_problem}`", f"`{record}`"))
+    hint = "true" if may_be_simple is None else f"`{may_be_simple}`"
+    return F.expr(record_valid_sql(f"`{line}`", f"`{line_problem}`", f"`{record}`", hint))
 
 
 def reason_of(line: str | None) -> str | None:
