@@ -2,7 +2,9 @@
 
 Spark's JSON reader is lenient where the contract is strict (a number read into a string column
 becomes text, a missing key and a null look alike, text after a complete value is ignored), so
-each line is parsed once into a VARIANT, which keeps JSON's own types, and the contract is checked
+what it reads vouches for a line only when written back it is the line's very bytes
+(`fast_vouched`: most lines, those without findings). Every other line is parsed once into a
+VARIANT, which keeps JSON's own types, and the contract is checked
 on it by Spark expressions derived from `isrcheck.records.schema.RUN` (`conforms`): every field's
 JSON type, the schema id, the finite duration, and every finding, code and counterexample step
 item by item. A line is kept exactly when `record_schema.parse_line` would keep it; no line goes
@@ -16,6 +18,7 @@ million — so the two summaries cannot word a reason differently.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -256,6 +259,22 @@ def find_item_arrays(shape: Shape, path: tuple[str, ...] = ()) -> list[tuple[tup
 ITEM_ARRAYS = find_item_arrays(RUN)
 
 
+def find_objects(shape: Shape, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Shape]]:
+    """Where the record holds objects with rules of their own: the record itself, the counterexample."""
+    found = [(path, shape)]
+    for rule in shape.fields:
+        if rule.shape is not None:
+            found += find_objects(rule.shape, (*path, rule.name))
+    return found
+
+
+OBJECTS = find_objects(RUN)
+
+
+def fields_column(path: tuple[str, ...]) -> str:
+    return "_fields_" + "_".join(path)
+
+
 def items_column(path: tuple[str, ...]) -> str:
     return "_items_" + "_".join(path)
 
@@ -271,6 +290,13 @@ def item_arrays_sql(record: str) -> list[tuple[str, str]]:
     for path, shape in ITEM_ARRAYS:
         where = sql_text("$" + "".join(f"['{key}']" for key in path))
         columns.append((items_column(path), f"try_variant_get({record}, {where}, '{_items_type(shape)}')"))
+    # and each object with rules of its own (the record, the counterexample) cast once to a struct
+    # of its fields as VARIANTs: `variant_get` of a key builds a new VARIANT at every reference,
+    # and the counterexample (most of a line with findings) was rebuilt a dozen times per field
+    for path, shape in OBJECTS:
+        where = sql_text("$" + "".join(f"['{key}']" for key in path))
+        fields = ", ".join(f"`{rule.name}`: variant" for rule in shape.fields)
+        columns.append((fields_column(path), f"try_variant_get({record}, {where}, 'struct<{fields}>')"))
     return columns
 
 
@@ -287,12 +313,12 @@ def items_conform(items: str, shape: Shape) -> str:
 
 
 def conforms(obj: str, shape: Shape, path: tuple[str, ...] = ()) -> str:
-    """Whether an object (a VARIANT at `path` in the record) keeps every rule of `shape`:
-    `record_schema.check_object` as one boolean expression. A missing key is SQL NULL; a JSON
-    null is a VARIANT null."""
+    """Whether an object (`obj`, a VARIANT at `path` in the record) keeps every rule of `shape`:
+    `record_schema.check_object` as one boolean expression. Its fields are read from the
+    `item_arrays_sql` column for `path`. A missing key is SQL NULL; a JSON null is a VARIANT null."""
     checks = []
     for rule in shape.fields:
-        value = f"variant_get({obj}, {_key_path(rule.name)}, 'variant')"
+        value = f"`{fields_column(path)}`.`{rule.name}`"
         checks.append(f"CASE WHEN {value} IS NULL THEN {str(rule.optional).lower()}"
                       f" ELSE coalesce({field_ok(value, rule, (*path, rule.name))}, false) END")
     return _all(checks) if checks else "true"
@@ -396,7 +422,7 @@ def nesting_depth(line: str) -> str:
     return f"aggregate(split({brackets}, ''), named_struct('depth', 0, 'deepest', 0), {step}).deepest"
 
 
-def record_valid_sql(line: str, line_problem: str, record: str) -> str:
+def record_valid_sql(line: str, line_problem: str, record: str, may_be_simple: str = "true") -> str:
     """True for a line `record_schema.parse_line` keeps, decided by Spark alone.
 
     `line_problem` comes from `line_reason`; the `item_arrays_sql` columns must be selected
@@ -410,8 +436,125 @@ def record_valid_sql(line: str, line_problem: str, record: str) -> str:
                f" OR {nesting_depth(line)} <= {MAX_DEPTH})")
     # CASE, not OR: Spark computes a subexpression used twice once, ahead of both sides of an OR,
     # so the field-by-field check would run on every line; a CASE branch runs only when taken
-    checked = f"CASE WHEN {simple_record(record)} THEN true ELSE {conforms(record, RUN)} AND {shallow} END"
+    # `may_be_simple` false skips `simple_record` where it cannot hold (the fast path read findings)
+    checked = (f"CASE WHEN {may_be_simple} AND {simple_record(record)} THEN true"
+               f" ELSE {conforms(record, RUN)} AND {shallow} END")
     return f"coalesce({line_problem} IS NULL AND {checked}, false)"
+
+
+# The fast path. Spark's own JSON reader (`from_json`, Jackson streaming into the typed schema)
+# is cheaper than parsing to VARIANT, but lenient where the contract is strict: a number, a
+# boolean, an object or an array read into a string column becomes its text, a JSON null and a
+# missing key both read as NULL, unknown and duplicate keys are dropped, text after the first
+# complete value is ignored, "NaN" is a double. So what it reads vouches for a line only when
+# Spark, writing the typed row back (`to_json`), gives the line's very bytes: then each key is
+# in the line once, with a value of its field's JSON type, and nothing else is there. Lines it
+# cannot vouch for (findings, a counterexample, free-form JSON, other key orders, spaces,
+# non-ASCII text, numbers Java writes otherwise than Python…) go to the exact check.
+
+_FAST_MAX_BYTES = 64 * 1024  # a finding-free record is some hundreds of bytes; longer lines are not tried
+
+
+def fast_row_sql(line: str) -> str:
+    """The line read by Spark's JSON reader into the typed record (spark_schema.RUN); NULL for a
+    line too long to try. Select it as a column: `fast_vouched_sql` refers to it several times."""
+    schema = sql_text(spark_schema.RUN.simpleString())
+    return f"CASE WHEN octet_length({line}) <= {_FAST_MAX_BYTES} THEN from_json({line}, {schema}) END"
+
+
+def _fast_checks(row: str) -> tuple[list[str], dict[str, str]]:
+    """What the line-equality of `fast_vouched_sql` leaves open, field by field: (checks every
+    vouched line needs, by optional field: what it needs when the line lists it)."""
+    always: list[str] = []
+    listing_all: dict[str, str] = {}
+    for rule in RUN.fields:
+        value = f"{row}.`{rule.name}`"
+        nullable = "null" in rule.types
+        if rule.json_text or isinstance(rule.items, Shape):
+            # written back as a JSON string or typed items: only their absence (NULL, or no items) is vouched for
+            if not nullable and not isinstance(rule.items, Shape):
+                always.append("false")
+            elif isinstance(rule.items, Shape):
+                always.append(f"coalesce(size({value}) = 0, false)")
+            else:
+                always.append(f"{value} IS NULL")
+            continue
+        if not nullable:
+            # NULL is written back as `null`: a required field must hold a value; an optional one
+            # may be NULL only where the line leaves it out
+            if rule.optional:
+                listing_all[rule.name] = f"{value} IS NOT NULL"
+            else:
+                always.append(f"{value} IS NOT NULL")
+        if rule.equals is not None:
+            always.append(f"{value} = {sql_text(rule.equals)}")
+        if rule.finite:
+            # NaN and the infinities are written back as strings ("NaN"), which a line may hold
+            always.append(f"abs({value}) < {_INFINITY}")
+        if isinstance(rule.items, str):
+            always.append(f"coalesce(size(array_compact({value})) = size({value}), true)")
+    return always, listing_all
+
+
+def _optional_runs() -> list[list[Field]]:
+    """The optional fields of the record in runs of neighbours (in schema order, as `to_json`
+    writes them): `,"a":null,"b":null` of a run whose fields are all NULL is cut in one go."""
+    runs: list[list[Field]] = []
+    previous_optional = False
+    for rule in RUN.fields:
+        if rule.optional and previous_optional:
+            runs[-1].append(rule)
+        elif rule.optional:
+            runs.append([rule])
+        previous_optional = rule.optional
+    return runs
+
+
+def _null_members(rules: list[Field]) -> str:
+    return sql_text("".join(f",{json.dumps(rule.name)}:null" for rule in rules))
+
+
+def _cut(text: str, members: list[Field], when: str) -> str:
+    """`text` without `,"a":null,"b":null…` of `members` when `when` holds (an empty search
+    string leaves the text as it is, unscanned)."""
+    pattern = sql_text("".join(f",{json.dumps(rule.name)}:null" for rule in members))
+    return f"replace({text}, CASE WHEN {when} THEN {pattern} ELSE '' END, '')"
+
+
+def fast_vouched_sql(line: str, row: str) -> str:
+    """True for a line `record_schema.parse_line` keeps, vouched for by Spark's JSON reader
+    (`row`: the `fast_row_sql` column): the line is the typed row written back as JSON, in one
+    of the ways a writer leaves out optional fields that are null — every NULL optional field
+    left out; every field listed; the last optional fields left out when NULL (the campaign
+    writer's `cut_short` and `history`) — and what the writing cannot show holds (a required
+    field is not NULL, no findings, no free-form value, a finite duration, the schema id, no
+    null item). False says nothing: the exact check decides.
+
+    `,"name":null` can stand in the written text only between members of the object (a string
+    written by Jackson escapes its quotes, and a vouched row holds no nested object), so cutting
+    it leaves the same record without the optional field."""
+    always, listing = _fast_checks(row)
+    written = f"to_json({row}, map('ignoreNullFields', 'false'))"
+
+    def null(rule: Field) -> str:
+        return f"{row}.`{rule.name}` IS NULL"
+
+    runs = _optional_runs()
+    omitted = written
+    for run in runs:
+        all_null = _all([null(rule) for rule in run])
+        omitted = _cut(omitted, run, all_null)  # a run of NULL fields at once
+        if len(run) > 1:
+            for rule in run:
+                omitted = _cut(omitted, [rule], f"NOT {all_null} AND {null(rule)}")
+    candidates = [f"{line} = {omitted}", _all([*listing.values(), f"{line} = {written}"])]
+    tail = runs[-1] if runs and runs[-1][-1] is RUN.fields[-1] else []
+    for start in range(len(tail) - 1, 0, -1):
+        left_out = tail[start:]
+        needs = [check for name, check in listing.items() if name not in {rule.name for rule in left_out}]
+        nulls = _all([null(rule) for rule in left_out])
+        candidates.append(_all([*needs, nulls, f"{line} = {_cut(written, left_out, 'true')}"]))
+    return f"coalesce({_all([f'{row} IS NOT NULL', *always])} AND {_any(candidates)}, false)"
 
 
 def wrap_line(line: str) -> Column:
@@ -430,10 +573,21 @@ def item_arrays(record: str) -> list[Column]:
     return [F.expr(sql).alias(name) for name, sql in item_arrays_sql(f"`{record}`")]
 
 
-def record_valid(line: str, line_problem: str, record: str) -> Column:
+def fast_row(line: str) -> Column:
+    """`fast_row_sql` of the column named `line`."""
+    return F.expr(fast_row_sql(f"`{line}`"))
+
+
+def fast_vouched(line: str, row: str) -> Column:
+    """`fast_vouched_sql` of the columns named `line` and `row`."""
+    return F.expr(fast_vouched_sql(f"`{line}`", f"`{row}`"))
+
+
+def record_valid(line: str, line_problem: str, record: str, may_be_simple: str | None = None) -> Column:
     """`record_valid_sql` of the columns so named: one expression, parsed by Spark from its SQL
     text in one call (built from Column objects, the checks took ~9,000 calls into the JVM)."""
-    return F.expr(record_valid_sql(f"`{line}`", f"`{line_problem}`", f"`{record}`"))
+    hint = "true" if may_be_simple is None else f"`{may_be_simple}`"
+    return F.expr(record_valid_sql(f"`{line}`", f"`{line_problem}`", f"`{record}`", hint))
 
 
 def reason_of(line: str | None) -> str | None:

@@ -18,6 +18,7 @@ from isrcheck.reports.synthetic import write_records
 from report_fixtures import EXPECTED, make_record
 
 VOLATILE = ("engine", "generated_at")
+WHERE_COLUMNS = ["_file", "_block", "_row"]
 
 
 def comparable(summary: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +144,72 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     got = [row[0] for row in checked.select(record_valid("value", "problem", "record")).collect()]
     wrong = [(line[:160], want) for line, want, verdict in zip(lines, expected, got, strict=True) if want != verdict]
     assert not wrong
+
+
+def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any) -> None:
+    """Spark's JSON reader (`fast_vouched`) reads a number into a string field, a JSON null as a
+    missing key, drops unknown and duplicate keys and what follows the first value, and takes
+    "NaN" for a double: every mutation of every field, written compactly as the writers write
+    (optional fields listed as null, and left out), and tricks aimed at those leniencies, go
+    through the whole ingest (`parse_records`), and it keeps exactly the lines `parse_line`
+    keeps, with the exact check's typed row; the fast path itself vouches for the plain lines."""
+    from isrcheck.reports.spark_ingest import parse_records
+    from isrcheck.reports.spark_rules import fast_row, fast_vouched
+
+    from isrcheck.records.schema import RUN, parse_line
+
+    def compact(record: dict[str, Any]) -> str:
+        return json.dumps(record, separators=(",", ":"))
+
+    optional = {rule.name: None for rule in RUN.fields if rule.optional}
+    def ordered(record: dict[str, Any]) -> dict[str, Any]:  # in the schema's order, as the writers write
+        return {rule.name: record[rule.name] for rule in RUN.fields if rule.name in record}
+
+    listing = ordered({**make_record(7, mutant="B01"), **optional, "properties": ["P-ACK"], "coverage": []})
+    campaign = {key: value for key, value in listing.items() if key not in ("cut_short", "history")}
+    plain = [make_record(2), ordered(make_record(3, duration_s=2.5, skip_reason="x", mutant="B02")), listing,
+             campaign]
+    lines, starts = [], []
+    for base in plain:
+        starts.append(len(lines))
+        lines += [compact(line) for line in [base, *mutations(base, RUN)]]
+    good = compact(make_record(4))
+    lines += [
+        good.replace('"steps":14', '"steps":"14"'), good.replace('"release":"4.1"', '"release":4.1'),
+        good.replace('"duration_s":0.05', '"duration_s":"NaN"'),
+        good.replace('"duration_s":0.05', '"duration_s":NaN'),
+        good.replace('"duration_s":0.05', '"duration_s":"Infinity"'), good.replace('"mutant":null,', ""),
+        good.replace('"mutant":null', '"mutant":null,"mutant":"B01"'),
+        good.replace('"mutant":null', '"mutant":"B01","mutant":null'),
+        good.replace('"run_id":"c1-0004"', '"run_id":"c1-0004","run_id":5'),
+        good.replace('"run_id":"c1-0004"', '"run_id":{"a":1}'), good + "x", good + ',"cut_short":null}', good + "}",
+        good[:-1] + ',"cut_short":null}', good[:-1] + ',"properties":null}', good[:-1] + ',"history":"{}"}',
+        good[:-1] + ',"history":null,"history":{"a":1}}', good[:-1] + ',"coverage":["a",null]}',
+        good[:-1] + ',"extra":{"cut_short":null}}', good.replace('"findings":[]', '"findings":[null]'),
+        good.replace('"counterexample":null', '"counterexample":"x"'), good.replace("{", "{ ", 1), " " + good,
+        good.replace('"schema":"isrcheck.run/1"', "'schema':'isrcheck.run/1'"),
+        good.replace('"run_id":"c1-0004"', '"run_id":"c1-\\u00e9"'), good.replace("c1-0004", "c1-\u00e9"),
+        good.replace("c1-0004", "c1-\\ud800"), good.replace("c1-0004", "c1-\\/"),
+        good.replace('"seed":1004', '"seed":1004.0'), good.replace('"seed":1004', '"seed":9223372036854775808'),
+        good.replace('"differential":true', '"differential":"true"'), "\ufeff" + good,
+        good.replace('"run_id"', '"RUN_ID"'), good.replace('"run_id"', '"run_id":"x","RUN_ID"'),
+    ]
+    expected = [parse_line(line)[1] is None for line in lines]
+    assert 40 < sum(expected) < len(lines) - 300
+    frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
+    rows = parse_records(frame).select("status", "run_id", "steps", "duration_s", "properties").collect()
+    wrong = [(line[:160], want) for line, want, row in zip(lines, expected, rows, strict=True)
+             if want != (row["status"] == "valid")]
+    assert not wrong
+    for line, row in zip(lines, rows, strict=True):
+        record = parse_line(line)[0]
+        if record is not None:
+            assert (row["run_id"], row["steps"], row["duration_s"], row["properties"]) == (
+                record["run_id"], record["steps"], record["duration_s"], record.get("properties"))
+    vouched = [row[0] for row in frame.select("value", fast_row("value").alias("_f")).select(
+        fast_vouched("value", "_f")).collect()]
+    assert [vouched[start] for start in starts] == [True] * len(starts), [lines[start] for start in starts]
+    assert not any(got and not want for got, want in zip(vouched, expected, strict=True))
 
 
 def test_no_python_runs_while_the_input_is_read(spark: Any, shared_records: Path) -> None:
