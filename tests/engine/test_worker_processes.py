@@ -6,12 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, iter_batches, plan_batches, run_campaign
-from isrcheck.conformance.engine.worker_process import run_calls
+from isrcheck.conformance.engine.worker_process import (
+    EXIT_PARENT_GONE,
+    WorkerProcess,
+    _fork,
+    can_fork,
+    encode,
+    run_calls,
+)
 
 HELPERS = Path(__file__).resolve().parent / "workers_helpers"
 
@@ -20,6 +28,24 @@ def test_calls_share_their_worker_processes() -> None:
     pids = list(run_calls([(os.getpid, ())] * 6, 2))
     assert len(pids) == 6
     assert len(set(pids)) <= 2 and os.getpid() not in pids
+
+
+def test_a_forked_worker_sees_the_end_of_its_input_while_a_sibling_runs() -> None:
+    """The end of its stdin is how a worker learns its parent is gone (or is done with it): a
+    sibling forked after it must not keep a copy of that pipe's write end open."""
+    if not can_fork():
+        pytest.skip("this process has threads: its workers are spawned, not forked")
+    first, second = (WorkerProcess(number, _fork()) for number in range(2))
+    try:
+        for worker in (first, second):
+            worker.tell(encode(("calls",)))
+        started = time.monotonic()
+        assert first.end() == EXIT_PARENT_GONE
+        assert time.monotonic() - started < 3, "it waited out end()'s grace and was killed"
+    finally:
+        first.end()
+        second.end()
+    assert second.process.poll() == EXIT_PARENT_GONE
 
 
 def test_a_call_whose_process_dies_is_reported_and_the_rest_still_run() -> None:
@@ -36,6 +62,9 @@ def test_a_worker_held_up_by_a_long_batch_leaves_the_other_batches_to_the_others
     other batch to each worker) the sleeping worker would run three; handed out on demand it runs
     the one it sleeps in, and the other worker the five others meanwhile."""
     monkeypatch.setenv("ISRCHECK_TEST_SLOW_MARKER", str(tmp_path / "slept"))
+    # a forked worker imports the adapter with this process's sys.path, a spawned one (this
+    # process has threads) with PYTHONPATH
+    monkeypatch.syspath_prepend(str(HELPERS))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HELPERS), os.environ.get("PYTHONPATH", "")]))
     result = run_campaign(CampaignConfig(adapter="first_open_slow:make", examples=6, batch_size=1, steps=5, seed=3,
                                          workers=2, records_dir=tmp_path / "records"))
