@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import os
 import pickle
 import queue
@@ -244,6 +245,9 @@ def _forked_main(parent: int, job: int, protocol: int, parent_ends: tuple[int, .
         _forked.clear()
         for descriptor in parent_ends:
             os.close(descriptor)
+        # a parent started with stdin or stdout closed got a pipe as descriptor 0 or 1: moved
+        # above 2 first, so that neither dup2 overwrites the other pipe
+        job, protocol = (_above_standard_streams(descriptor) for descriptor in (job, protocol))
         os.dup2(job, 0)
         os.dup2(protocol, 1)
         os.close(job)
@@ -262,6 +266,15 @@ def _forked_main(parent: int, job: int, protocol: int, parent_ends: tuple[int, .
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _above_standard_streams(descriptor: int) -> int:
+    """`descriptor` itself if it is above 2, else a copy above 2 (the original closed)."""
+    if descriptor > 2:
+        return descriptor
+    moved = fcntl.fcntl(descriptor, fcntl.F_DUPFD, 3)
+    os.close(descriptor)
+    return moved
 
 
 @dataclass

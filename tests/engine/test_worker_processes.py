@@ -6,22 +6,17 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import time
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, iter_batches, plan_batches, run_campaign
-from isrcheck.conformance.engine.worker_process import (
-    EXIT_PARENT_GONE,
-    WorkerProcess,
-    _fork,
-    can_fork,
-    encode,
-    run_calls,
-)
+from isrcheck.conformance.engine.worker_process import EXIT_PARENT_GONE, run_calls
 
 HELPERS = Path(__file__).resolve().parent / "workers_helpers"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_calls_share_their_worker_processes() -> None:
@@ -33,19 +28,13 @@ def test_calls_share_their_worker_processes() -> None:
 def test_a_forked_worker_sees_the_end_of_its_input_while_a_sibling_runs() -> None:
     """The end of its stdin is how a worker learns its parent is gone (or is done with it): a
     sibling forked after it must not keep a copy of that pipe's write end open."""
-    if not can_fork():
-        pytest.skip("this process has threads: its workers are spawned, not forked")
-    first, second = (WorkerProcess(number, _fork()) for number in range(2))
-    try:
-        for worker in (first, second):
-            worker.tell(encode(("calls",)))
-        started = time.monotonic()
-        assert first.end() == EXIT_PARENT_GONE
-        assert time.monotonic() - started < 3, "it waited out end()'s grace and was killed"
-    finally:
-        first.end()
-        second.end()
-    assert second.process.poll() == EXIT_PARENT_GONE
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, str(HELPERS / "forked_siblings.py")], capture_output=True, text=True,
+                          timeout=60, check=True, env={**os.environ, "PYTHONPATH": path})
+    ended = json.loads(done.stdout)
+    assert ended["first"] == EXIT_PARENT_GONE
+    assert ended["took_s"] < 3, "it waited out end()'s grace and was killed"
+    assert ended["second"] == EXIT_PARENT_GONE
 
 
 def test_a_call_whose_process_dies_is_reported_and_the_rest_still_run() -> None:
