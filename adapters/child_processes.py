@@ -133,11 +133,23 @@ def kill_all() -> None:
             process.wait(2)
 
 
-def _stop_all_at_exit() -> None:
+def stop_all() -> None:
+    """`stop` every registered child: what an orderly end of the process does (at exit; a forked
+    campaign worker, which leaves by `os._exit` and so runs no exit handlers, calls it itself)."""
     with _lock:
         children = list(_children.values())
     for process in children:
         stop(process, grace_s=1.0)
 
 
-atexit.register(_stop_all_at_exit)
+def forget_inherited() -> None:
+    """In a child forked from this process: the children registered so far are its parent's, not
+    its own; killing or stopping them is the parent's business (a forked campaign worker that
+    `kill_all`ed them would kill its parent's processes)."""
+    global _ending
+    with _lock:
+        _children.clear()
+        _ending = False
+
+
+atexit.register(stop_all)

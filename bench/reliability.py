@@ -198,7 +198,7 @@ def kills_probe() -> list[tuple[str, ...]]:
         probe(f"parent of 2 workers, {signum.name}", [*base, "--workers", "2"],
               lambda run, s=signum: run.process.send_signal(s), count_at_least(20))
     probe("one of 2 workers, SIGKILL (then the parent, SIGTERM)", [*base, "--workers", "2"],
-          lambda run: (os.kill(run.children_matching("worker_process")[0], signal.SIGKILL), time.sleep(2),
+          lambda run: (os.kill(run.workers()[0], signal.SIGKILL), time.sleep(2),
                        run.process.send_signal(signal.SIGTERM)), count_at_least(20))
     probe("parent with a plug-in that ignores end of input, SIGKILL", [*base, "--adapter", stubborn],
           lambda run: run.process.kill(), count_at_least(5))

@@ -56,37 +56,7 @@ def one_line(text: str, limit: int = 300) -> str:
     return first if len(first) <= limit else first[:limit] + " …"
 
 
-def early_workers(argv: Sequence[str]) -> int:
-    """How many campaign workers `isrcheck run --workers N` will want (0: none, or not sure), read
-    from the raw arguments before the parser exists: building it imports every command and the
-    engine, the time the workers take to start, so they start first (`worker_process.prestart`).
-    A wrong guess costs nothing but a process that is ended unused."""
-    if not argv or argv[0] != "run" or "--spark" in argv or "-h" in argv or "--help" in argv:
-        return 0
-    value = None
-    for index, argument in enumerate(argv):
-        if argument == "--workers" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif argument.startswith("--workers="):
-            value = argument.partition("=")[2]
-    if value == "auto":
-        return os.cpu_count() or 1
-    return int(value) if value is not None and value.isdigit() and int(value) > 1 else 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from isrcheck.conformance.engine import worker_process
-
-    workers = early_workers(sys.argv[1:] if argv is None else list(argv))
-    if workers > 1:
-        worker_process.prestart(workers)
-    try:
-        return run_command(argv)
-    finally:
-        worker_process.end_prestarted()
-
-
-def run_command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

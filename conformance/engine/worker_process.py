@@ -1,11 +1,17 @@
 """Campaign worker processes: `--workers N` runs each share of the batches in a child process
 that can never outlive the campaign.
 
-A worker is a plain child (`python -m isrcheck.conformance.engine.worker_process`), not a
-multiprocessing pool: a pool brings a Manager process, a resource tracker and `/tmp/pymp-*`
-directories, none of which stop when the parent is killed (all four were seen writing records
-a minute after `kill -9` of the parent). Here the parent holds the only write end of each
-worker's stdin:
+A campaign's worker is forked from the parent once the parent has imported the engine
+(`_fork`), so it starts with the engine, Hypothesis and the command's modules already loaded:
+a worker that was a fresh interpreter (`python -m isrcheck.conformance.engine.worker_process`)
+imported them all again, about half a second of CPU per worker, which on two cores capped two
+workers at about 1.76× one (docs/performance.md). The parent forks only while it has a single
+thread (a thread holding a lock at the fork would leave that lock held in the child forever); with
+more, or without `os.fork`, the worker is that fresh interpreter, as `run_calls`' workers always
+are. Either way a worker is a plain child, not a multiprocessing pool: a pool brings a Manager
+process, a resource tracker and `/tmp/pymp-*` directories, none of which stop when the parent is
+killed (all four were seen writing records a minute after `kill -9` of the parent). Here the
+parent holds the only write end of each worker's stdin:
 
 * the first stdin line is the job (pickled, base64); later lines are `stop` (another worker
   found something: end after the current batch), `batch B N` (the next batch to run: a
@@ -14,23 +20,21 @@ worker's stdin:
   `run_calls` to run in this same process) and `done` (nothing more);
 * end of file on stdin means the parent is gone (killed by any signal, SIGKILL included): the
   worker kills the processes its target started and exits at once, losing only the run in
-  progress (every record before it is flushed);
+  progress (every record before it is flushed); a forked worker is also killed by the kernel
+  when its parent dies (PR_SET_PDEATHSIG, `child_processes.die_with_parent`);
 * its stdout carries `progress R S F`, `stopping`, `next` (asks for a batch), `ready` (asks for
   a call), `result <base64 pickle>` (of the campaign, or of each call); whatever else the engine
   prints goes to stderr.
 
 The worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
 decides) and turns SIGTERM into an orderly end: records closed, the target shut down.
-
-`isrcheck run --workers N` starts its campaign workers *warm* (`prestart`, `--warm`), first thing,
-before the command line imports the engine: a worker's own start-up (interpreter, engine and
-Hypothesis imports, the provenance's git calls: about half a second of CPU) then runs while the
-parent does the same, instead of after it, when the parent had nothing left to do but wait.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import os
 import pickle
 import queue
@@ -39,17 +43,16 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NoReturn
+
+from isrcheck.adapters import child_processes
 
 WORKER_MODULE = "isrcheck.conformance.engine.worker_process"
 EXIT_PARENT_GONE = 3
-WARM = "--warm"
-"""A worker's argument: import the campaign engine before waiting for its job (`prestart`)."""
-
-_prestarted: list[subprocess.Popen[str]] = []
-"""Campaign workers started ahead of their job by `prestart`, not yet handed one."""
 
 
 def encode(value: Any) -> str:
@@ -98,8 +101,6 @@ def _send(out: IO[str], line: str) -> None:
 
 def _abandon() -> None:
     """The parent is gone: nothing may keep running on its behalf."""
-    from isrcheck.adapters import child_processes
-
     child_processes.kill_all()
     os._exit(EXIT_PARENT_GONE)
 
@@ -133,24 +134,11 @@ def _terminate(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _warm_up() -> None:
-    """What every campaign worker does first, done before its job arrives: the imports of the
-    engine (Hypothesis among them) and the provenance (git, once per process)."""
-    import importlib
-
-    importlib.import_module("isrcheck.conformance.engine.campaign")
-    from isrcheck.conformance.engine.provenance import current_provenance
-
-    current_provenance()
-
-
 def main() -> int:
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
-    if WARM in sys.argv[1:]:
-        _warm_up()
     job = sys.stdin.readline()
     if not job:
         return EXIT_PARENT_GONE
@@ -177,12 +165,124 @@ def main() -> int:
     return 0
 
 
+class ForkedChild:
+    """The parent's handle on a worker forked from it (`_fork`): the part of `subprocess.Popen`
+    that `WorkerProcess` uses — pid, stdin, stdout, poll, wait, kill — over two pipes."""
+
+    def __init__(self, pid: int, stdin: IO[str], stdout: IO[bytes]) -> None:
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """Its exit code once it has exited (minus the signal's number if a signal ended it, as
+        `Popen` has it), reaping it; None while it runs."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"forked worker {self.pid}", timeout)
+            time.sleep(0.01)
+        return code
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
+_forked: list[ForkedChild] = []
+"""Forked workers whose pipes this process holds. A worker forked later closes its copies of
+them: while a sibling held the write end of a worker's stdin, that worker would never see the end
+of file that tells it its parent is gone."""
+
+
+def _fork() -> ForkedChild:
+    """A worker forked from this process, which must have one thread only (`can_fork`). The
+    child runs `main` on its own pipes and never returns from here."""
+    job_read, job_write = os.pipe()
+    protocol_read, protocol_write = os.pipe()
+    for stream in (sys.stdout, sys.stderr):  # or the child would write the parent's pending output too
+        if stream is not None:
+            stream.flush()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        _forked_main(parent, job_read, protocol_write, (job_write, protocol_read))
+    os.close(job_read)
+    os.close(protocol_write)
+    child = ForkedChild(pid, os.fdopen(job_write, "w", encoding="utf-8"), os.fdopen(protocol_read, "rb", buffering=0))
+    _forked.append(child)
+    return child
+
+
+def can_fork() -> bool:
+    """Whether a campaign's worker may be forked: a thread that held a lock (the import lock, a
+    stream's) at the fork would leave it held in the child for good, so only while this process
+    has a single thread."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _forked_main(parent: int, job: int, protocol: int, parent_ends: tuple[int, ...]) -> NoReturn:
+    """The forked worker's whole life: die with `parent` (even by SIGKILL), keep none of the
+    parent's pipes or children, run `main` with `job` as stdin and `protocol` as stdout, and
+    leave by `os._exit`: the parent's exit handlers (its temporary directories, its children)
+    are not this process's to run."""
+    code = 1
+    try:
+        child_processes.die_with_parent(parent)()
+        child_processes.forget_inherited()
+        for sibling in _forked:
+            for stream in (sibling.stdin, sibling.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+        _forked.clear()
+        for descriptor in parent_ends:
+            os.close(descriptor)
+        # a parent started with stdin or stdout closed got a pipe as descriptor 0 or 1: moved
+        # above 2 first, so that neither dup2 overwrites the other pipe
+        job, protocol = (_above_standard_streams(descriptor) for descriptor in (job, protocol))
+        os.dup2(job, 0)
+        os.dup2(protocol, 1)
+        os.close(job)
+        os.close(protocol)
+        sys.stdin = os.fdopen(0, "r", encoding="utf-8", closefd=False)
+        sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
+        code = main()
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            child_processes.stop_all()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _above_standard_streams(descriptor: int) -> int:
+    """`descriptor` itself if it is above 2, else a copy above 2 (the original closed)."""
+    if descriptor > 2:
+        return descriptor
+    moved = fcntl.fcntl(descriptor, fcntl.F_DUPFD, 3)
+    os.close(descriptor)
+    return moved
+
+
 @dataclass
 class WorkerProcess:
     """The parent's handle on one worker."""
 
     worker: int
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[str] | ForkedChild
     result: Any = None
     buffer: str = ""
     done: bool = False
@@ -190,8 +290,8 @@ class WorkerProcess:
     @classmethod
     def start(cls, worker: int, payload: tuple[Any, ...]) -> WorkerProcess:
         """`payload`: ("campaign", config, worker, batches or None, deadline), ("call", function,
-        arguments) or ("calls",). A campaign goes to a worker `prestart` started, if one is left."""
-        process = _prestarted.pop(0) if payload[0] == "campaign" and _prestarted else _spawn(())
+        arguments) or ("calls",). A campaign's worker is forked if it can be (`can_fork`)."""
+        process = _fork() if payload[0] == "campaign" and can_fork() else _spawn()
         assert process.stdin is not None
         process.stdin.write(encode(payload) + "\n")
         process.stdin.flush()
@@ -238,27 +338,16 @@ class WorkerProcess:
             code = self.process.wait(5)
         if self.process.stdout is not None:
             self.process.stdout.close()
+        if isinstance(self.process, ForkedChild) and self.process in _forked:
+            _forked.remove(self.process)
         return code
 
 
-def _spawn(arguments: tuple[str, ...]) -> subprocess.Popen[str]:
+def _spawn() -> subprocess.Popen[str]:
+    """A worker that is a fresh interpreter: it imports what it needs itself."""
     return subprocess.Popen(
-        [sys.executable, "-m", WORKER_MODULE, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        bufsize=1,
+        [sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
     )
-
-
-def prestart(count: int) -> None:
-    """Start `count` campaign workers now, warming up (`--warm`) until `run_workers` hands them
-    their job. Whoever calls this calls `end_prestarted` when done: a worker no campaign took
-    ends then (and at the latest when this process ends: its stdin reaches end of file)."""
-    _prestarted.extend(_spawn((WARM,)) for _ in range(count))
-
-
-def end_prestarted() -> None:
-    """End the prestarted workers no campaign took (a usage error, a campaign run another way)."""
-    while _prestarted:
-        WorkerProcess(-1, _prestarted.pop()).end()
 
 
 def run_workers(config: Any, plan: Iterable[tuple[int, int]], workers: int, deadline: float | None,

@@ -45,6 +45,14 @@ def records(directory: Path) -> list[dict[str, object]]:
     return found
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent's PID, from /proc (None if the process is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @dataclass
 class Marked:
     """One isrcheck invocation and everything it started."""
@@ -67,8 +75,19 @@ class Marked:
     def alive(self) -> dict[int, str]:
         return marked(self.mark)
 
+    def workers(self) -> list[int]:
+        """Its campaign workers: its children that run isrcheck's own command line (forked) or the
+        worker module (spawned). A plug-in can be its child too (one worker: no worker processes)."""
+        alive = self.alive()
+        own = alive.get(self.process.pid)
+        return sorted(pid for pid, command in alive.items()
+                      if parent_of(pid) == self.process.pid and (command == own or "worker_process" in command))
+
     def children_matching(self, text: str) -> list[int]:
-        return sorted(pid for pid, command in self.alive().items() if text in command and pid != self.process.pid)
+        """Its descendants whose command line holds `text`, isrcheck's own processes left out: the
+        parent's command line names the plug-in, and so does a forked worker's (the parent's)."""
+        own = {self.process.pid, *self.workers()}
+        return sorted(pid for pid, command in self.alive().items() if text in command and pid not in own)
 
     def leftovers(self) -> list[str]:
         """What it left in its TMPDIR (`pymp-*`, `isrcheck-serve-*`, ...)."""

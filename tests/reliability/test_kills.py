@@ -68,7 +68,7 @@ def test_a_killed_worker_loses_only_its_run_in_progress_and_the_campaign_ends(tm
     run = Marked.start([*args, "--records", str(out)], tmp_path / "b")
     try:
         assert wait_for(lambda: started_writing(out), 60)
-        victim = run.children_matching("worker_process")[0]
+        victim = run.workers()[0]
         import os
 
         os.kill(victim, signal.SIGKILL)
