@@ -372,6 +372,19 @@ class AimedSchedules:
             self.send("crash", {"broker": successor, "lose": LOSE_NONE})
             self.send("tick", {"ms": SESSION_EXPIRY_MS})
 
+    def answer_past_the_hw(self, partition: int, value: int) -> None:
+        """The end of `stale_proposal` and `held_expansion`: an acks=all write, the lag time, a
+        write more, then the held ISR proposals arrive. A follower that was caught up holds the HW
+        back until the lag time has passed (KAFKA-4485), and the leader moves its HW on a
+        follower's progress or an append (leader.md §7): by the time the proposals arrive, the HW
+        has passed the member that stopped fetching, unless something held it back."""
+        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": "all", "records": 1 + bits(value, 3, 2)})
+        self.send("tick", {"ms": LAG_MS})
+        self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
+        self.send("tick", {"ms": SETTLE_MS})
+        self.send("release", {"kind": ALTER_PARTITION})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+
     # ------------------------------------------------------------------ a proposal older than the ISR
 
     def stale_proposal(self, value: int) -> None:
@@ -394,14 +407,7 @@ class AimedSchedules:
         self.send("fence_broker", {"broker": removed})
         self.send("release", fetches_from(lagging))
         self.send("tick", {"ms": SETTLE_MS})
-        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
-        # a follower that was caught up holds the HW back until the lag time has passed (KAFKA-4485),
-        # and the leader moves its HW on a follower's progress or an append (leader.md §7)
-        self.send("tick", {"ms": LAG_MS})
-        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
-        self.send("tick", {"ms": SETTLE_MS})
-        self.send("release", {"kind": ALTER_PARTITION})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.answer_past_the_hw(key[1], value)
 
     # ------------------------------------------------------------------ an expansion that waits
 
@@ -425,12 +431,7 @@ class AimedSchedules:
         self.send("release", fetches_from(follower))
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
         self.send("hold", fetches_from(follower))
-        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
-        self.send("tick", {"ms": LAG_MS})
-        self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1})
-        self.send("tick", {"ms": SETTLE_MS})
-        self.send("release", {"kind": ALTER_PARTITION})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.answer_past_the_hw(key[1], value)
 
     # ------------------------------------------------------------------ the ISR lost, a replica behind alive
 
