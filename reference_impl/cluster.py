@@ -68,7 +68,7 @@ from .rpc import (
     MetadataNotice,
     Node,
 )
-from .state import LeaderRecoveryState, MetadataRecord, PartitionChangeRecord
+from .state import LeaderRecoveryState, MetadataRecord, PartitionChangeRecord, PartitionState
 from .timers import Timer, Timers
 
 LOSE_NONE = "none"
@@ -225,11 +225,7 @@ class Cluster:
         self, kind: str, src: Node, dst: Node, payload: object, correlation: int = 0, src_serial: int = 0,
         dst_serial: int = 0,
     ) -> Message:
-        # `Network.send`, inline: one call fewer on every message of the run
-        network = self.network
-        message = Message(network.next_id, kind, src, dst, payload, correlation, src_serial, dst_serial)
-        network.next_id += 1
-        network.inflight[message.id] = message
+        message = self.network.send(kind, src, dst, payload, correlation, src_serial, dst_serial)
         if kind == ALTER_PARTITION and isinstance(payload, AlterPartitionRequest) and isinstance(src, int):
             process = self.brokers.get(src)
             if process is not None:
@@ -388,7 +384,6 @@ class Cluster:
         network = self.network
         inflight = network.inflight
         timers = self.timers
-        brokers = self.brokers
         limit = self.quiescence_limit if max_events is None else max_events
         while True:
             if inflight and not network.holds:
@@ -401,13 +396,7 @@ class Cluster:
                     timer = timers.pop_due(self.now_ms)
                     if timer is None:
                         return count
-                    # `_fire`, inline (a timer of a dead incarnation does nothing)
-                    process = brokers.get(timer.broker)
-                    if process is not None and process.alive and process.serial == timer.serial:
-                        self.events += 1
-                        if self.trace is not None:
-                            self.trace.append(("timer", timer.kind, timer.broker, timer.key, self.now_ms))
-                        process.on_timer(timer)
+                    self._fire(timer)
             count += 1
             if count > limit:
                 raise QuiescenceError(f"no quiescence after {limit} events at t={self.now_ms}")
@@ -435,8 +424,7 @@ class Cluster:
             if payload.want_shut_down and response.error is Error.NONE:
                 self.controlled_shutdowns[payload.broker] = message.src_serial
             self._reply(message, HEARTBEAT_RESPONSE, response)
-            log = controller.log
-            if payload.current_metadata_offset < (log[-1][0] if log else 0):  # `metadata_end()`, inline
+            if payload.current_metadata_offset < self.metadata_end():
                 self._notify(payload.broker)
         elif isinstance(payload, AlterPartitionRequest):
             before = self._isrs(payload)
@@ -538,8 +526,8 @@ class Cluster:
             if tp is not None:
                 state = truth.partitions[tp]
                 self.epoch_leaders.setdefault((tp[0], tp[1], state.leader_epoch), state.leader)
-                if state.leader_recovery_state == LeaderRecoveryState.RECOVERING and (
-                    self.unclean_allowed(tp) or (before is not None and before.last_known_elr == (state.leader,))
+                if state.leader_recovery_state == LeaderRecoveryState.RECOVERING and self.unclean_allowed(
+                    tp, before, state
                 ):
                     self.unclean[tp] = None
         self._log_seen = len(log)
@@ -547,16 +535,19 @@ class Cluster:
             if process.alive:
                 self._notify(broker)
 
-    def unclean_allowed(self, tp: TopicPartition) -> bool:
+    def unclean_allowed(self, tp: TopicPartition, before: PartitionState | None, after: PartitionState) -> bool:
         """Whether an election outside the ISR was asked for: unclean.leader.election.enable on
         for the topic (its own config, else the cluster default; KIP-106 turned the default off in
         0.11) or an ElectLeaders request of type UNCLEAN for the partition (KIP-460). Only such an
         election may lose acknowledged records (bugs.md B14: "a model should expose it only under
         the flag"), besides the last known leader's return with eligible leader replicas on
         (KIP-966, `PartitionChangeBuilder.canElectLastKnownLeader`: the last ISR member elected
-        again, in RECOVERING because its shutdown may have lost records); `_after_controller`
-        allows that one. Any other is the controller's fault, and P-ACK judges it."""
+        again, in RECOVERING because its shutdown may have lost records). Any other is the
+        controller's fault, and P-ACK judges it. `before` and `after`: the partition around the
+        change that made it RECOVERING."""
         if tp in self.unclean_requests:
+            return True
+        if before is not None and before.last_known_elr == (after.leader,):
             return True
         value = self.truth.topic_configs.get(tp[0], {}).get("unclean.leader.election.enable")
         return self.config.unclean_leader_election_enable if value is None else value.lower() == "true"
