@@ -176,7 +176,7 @@ class Broker:
             request = self._heartbeat_request = HeartbeatRequest(
                 self.id, self.epoch, self.cache.offset, want_fence=False, want_shut_down=shutting_down
             )
-        self.cluster.send(HEARTBEAT, self.id, CONTROLLER_NODE, request, 0, self.serial)  # `send`, one call fewer
+        self.send(HEARTBEAT, CONTROLLER_NODE, request)
 
     def begin_controlled_shutdown(self) -> None:
         if self.status == RUNNING:
@@ -344,7 +344,7 @@ class Broker:
             session.inflight = None
             return False
         request = FetchRequest(self.id, rules.fetch_broker_epoch(self), tuple(entries))
-        message = self.cluster.send(FETCH, self.id, leader, request, 0, self.serial)  # `send`, one call fewer
+        message = self.send(FETCH, leader, request)
         session.inflight = message.id
         session.generation += 1
         return True
@@ -363,10 +363,7 @@ class Broker:
                 ))
             else:
                 responses.append(partition.handle_follower_fetch(entry, request.replica_id, request.broker_epoch))
-        self.cluster.send(  # `send`, one call fewer
-            FETCH_RESPONSE, self.id, message.src, FetchResponse(tuple(responses)), message.id, self.serial,
-            message.src_serial,
-        )
+        self.send(FETCH_RESPONSE, message.src, FetchResponse(tuple(responses)), message.id, message.src_serial)
 
     def on_fetch_response(self, message: Message) -> None:
         leader = message.src
