@@ -136,8 +136,7 @@ class Broker:
 
     def schedule(self, delay_ms: int, kind: str, key: int = 0, generation: int = 0) -> None:
         cluster = self.cluster
-        due = cluster.now_ms + delay_ms
-        cluster.timers.push(due, Timer(due, kind, self.id, self.serial, key, generation))
+        cluster.timers.schedule(Timer(cluster.now_ms + delay_ms, kind, self.id, self.serial, key, generation))
 
     def partition(self, tp: TopicPartition) -> Partition:
         partition = self.partitions.get(tp)

@@ -37,11 +37,6 @@ class Timers:
         self._sequence += 1
         heapq.heappush(self._heap, (timer.due_ms, self._sequence, timer))
 
-    def push(self, due_ms: int, timer: Timer) -> None:
-        """`schedule` for a caller that has the due time at hand (the broker's every timer)."""
-        self._sequence += 1
-        heapq.heappush(self._heap, (due_ms, self._sequence, timer))
-
     def next_due(self) -> int | None:
         return self._heap[0][0] if self._heap else None
 
