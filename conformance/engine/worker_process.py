@@ -323,14 +323,18 @@ class WorkerProcess:
     def tell_stop(self) -> None:
         self.tell("stop")
 
-    def end(self, grace_s: float = 5.0) -> int | None:
-        """Close its stdin (a finished worker has exited already; a running one abandons its run
-        and exits), wait `grace_s`, then kill it."""
+    def close_input(self) -> None:
+        """End of its stdin: a finished worker has exited already; a running one abandons its run
+        and exits."""
         try:
             if self.process.stdin is not None:
                 self.process.stdin.close()
         except OSError:
             pass
+
+    def end(self, grace_s: float = 5.0) -> int | None:
+        """`close_input`, wait `grace_s`, then kill it."""
+        self.close_input()
         try:
             code = self.process.wait(grace_s)
         except subprocess.TimeoutExpired:
@@ -381,6 +385,8 @@ def run_workers(config: Any, plan: Iterable[tuple[int, int]], workers: int, dead
                             if other is not worker:
                                 other.tell_stop()
     finally:
+        for worker in started:  # every worker told at once: their grace periods run side by side
+            worker.close_input()
         for worker in started:
             worker.end()
     return [w.result for w in started if w.result is not None], [lost(w) for w in started if w.result is None]
