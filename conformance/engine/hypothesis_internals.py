@@ -14,6 +14,14 @@ fixed pool: the literals of the modules that define the model, the generators an
 properties, always all of them. The literals stay (they are what makes Hypothesis try the
 boundaries the model cares about); only their dependence on import order goes.
 
+The pool is read from the modules' source here, not through `constants_from_module`: that
+caches each module's literals in `.hypothesis/constants/` under the working directory, and a
+file another process is writing at that moment (truncated, not yet written) reads as a module
+with no literals. Two campaigns started together in one directory, or the two forked workers of
+`--workers 2`, then drew from different pools now and then, and the same seed ran different
+examples (found as `tests/reliability/test_kills.py` counting a batch's runs differently in two
+identical campaigns under load).
+
 This reaches into Hypothesis internals; where they are absent (older Hypothesis), draws never
 depended on local modules and nothing is changed.
 """
@@ -21,10 +29,12 @@ depended on local modules and nothing is changed.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from hypothesis.control import current_build_context
@@ -51,8 +61,20 @@ def engine_constants() -> Any:
         bytes=providers.SortedSet(), strings=providers.SortedSet(),
     )
     for name in engine_modules():
-        pool |= providers.constants_from_module(importlib.import_module(name))
+        pool |= module_constants(name)
     return pool
+
+
+def module_constants(name: str) -> Any:
+    """The literals Hypothesis's `constants_from_module` collects from module `name`, read from
+    the source every time rather than through the working directory's cache, which a concurrent
+    writer can leave empty. (Its 512 KiB cut-off is left out: no engine module comes near it.)"""
+    from hypothesis.internal.constants_ast import _constants_from_source
+
+    source = Path(inspect.getsourcefile(importlib.import_module(name)) or "").read_bytes()
+    if "limit" in inspect.signature(_constants_from_source).parameters:  # 6.140 and later
+        return _constants_from_source(source, limit=True)
+    return _constants_from_source(source)
 
 
 @contextmanager

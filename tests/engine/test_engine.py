@@ -4,6 +4,9 @@ controls are not flagged; seeds reproduce; plug-ins that hang or crash become ou
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -181,3 +184,31 @@ def test_a_seed_draws_the_same_runs_whatever_else_is_imported() -> None:
         outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert outputs[0] == outputs[1] == outputs[2], outputs
     assert outputs[0][1], "D1 should be found within 400 runs"
+
+
+def test_the_literal_pool_ignores_a_constants_cache_another_process_is_writing(tmp_path: Path) -> None:
+    """Hypothesis caches each module's literals under `.hypothesis/constants/`; a writer truncates
+    the file before it writes it, and a campaign reading it at that moment saw a module without
+    literals and drew other examples from the same seed (two identical `--workers 2` campaigns
+    under load counted a batch's runs differently). The pool must be the same whatever that
+    directory holds."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+    from hypothesis.internal.constants_ast import constants_from_module
+    from isrcheck.conformance.engine import hypothesis_internals
+
+    clean = hypothesis_internals.engine_constants.__wrapped__()
+    cache = tmp_path / ".hypothesis" / "constants"
+    cache.mkdir(parents=True)
+    for name in hypothesis_internals.engine_modules():
+        source = Path(inspect.getsourcefile(importlib.import_module(name)) or "").read_bytes()
+        for suffix in ("", "_nolimit"):
+            (cache / (hashlib.sha1(source).hexdigest()[:16] + suffix)).write_bytes(b"")
+    set_hypothesis_home_dir(tmp_path / ".hypothesis")
+    constants_from_module.cache_clear()
+    try:
+        racing = hypothesis_internals.engine_constants.__wrapped__()
+    finally:
+        set_hypothesis_home_dir(None)
+        constants_from_module.cache_clear()
+    assert len(clean) > 100
+    assert racing == clean
