@@ -143,6 +143,8 @@ class Cluster:
         self.controller_class = controller_class
         self.controller: Controller = controller_class(self.profile, self.config)
         self.zombie: Controller | None = None
+        self._zombie_answers: dict[AlterPartitionRequest, AlterPartitionResponse] = {}
+        """The zombie's answer to each request it was sent: it never changes, so neither do they."""
         self.leader_rules = LeaderRules() if leader_rules is None else leader_rules
         self.follower_rules = FollowerRules() if follower_rules is None else follower_rules
         self.manager_class = manager_class
@@ -440,18 +442,27 @@ class Cluster:
 
     def _zombie_receive(self, message: Message) -> None:
         """A deposed controller that believes it is active answers from its frozen state; it
-        cannot commit, so anything it would write ends in NOT_CONTROLLER (B21, §12)."""
+        cannot commit, so anything it would write ends in NOT_CONTROLLER (B21, §12). Each
+        distinct request is answered once (`_zombie_answers`): a leader retrying against the
+        zombie sent the same request some ten thousand times in one run, each answer a deep copy
+        of the controller."""
         request = message.payload
         assert isinstance(request, AlterPartitionRequest)
-        if self.zombie is None:
-            response = AlterPartitionResponse(Error.NOT_CONTROLLER)
-        else:
-            scratch = copy.deepcopy(self.zombie)
-            response = scratch.alter_partition(request)
-            if len(scratch.log) != len(self.zombie.log):
-                response = AlterPartitionResponse(Error.NOT_CONTROLLER)
+        response = self._zombie_answers.get(request)
+        if response is None:
+            response = self._zombie_answer(request)
+            self._zombie_answers[request] = response
         self._note_outcomes(response)
         self._reply(message, ALTER_PARTITION_RESPONSE, response)
+
+    def _zombie_answer(self, request: AlterPartitionRequest) -> AlterPartitionResponse:
+        if self.zombie is None:
+            return AlterPartitionResponse(Error.NOT_CONTROLLER)
+        scratch = copy.deepcopy(self.zombie)
+        response = scratch.alter_partition(request)
+        if len(scratch.log) != len(self.zombie.log):
+            return AlterPartitionResponse(Error.NOT_CONTROLLER)
+        return response
 
     def _note_outcomes(self, response: AlterPartitionResponse) -> None:
         outcomes = self.alter_partition_outcomes
@@ -730,6 +741,7 @@ class Cluster:
         until a NOT_CONTROLLER makes it rediscover the active one (§12, B21)."""
         if zombie:
             self.zombie = copy.deepcopy(self.controller)
+            self._zombie_answers = {}
             for process in self.brokers.values():
                 if process.alive:
                     process.manager.route = ZOMBIE_NODE
@@ -737,6 +749,7 @@ class Cluster:
 
     def retire_zombie(self) -> None:
         self.zombie = None
+        self._zombie_answers = {}
         for process in self.brokers.values():
             if process.alive:
                 process.manager.route = CONTROLLER_NODE

@@ -5,8 +5,23 @@ from __future__ import annotations
 
 from cluster_helpers import TOPIC, TP, leader_partition, new_cluster
 from isrcheck.reference_impl.cluster import Cluster
+from isrcheck.reference_impl.errors import Error
+from isrcheck.reference_impl.messages import (
+    AlterPartitionItem,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopic,
+    IsrMember,
+)
 from isrcheck.reference_impl.network import Selector
-from isrcheck.reference_impl.rpc import ALTER_PARTITION, FETCH, HEARTBEAT, METADATA, ZOMBIE_NODE
+from isrcheck.reference_impl.rpc import (
+    ALTER_PARTITION,
+    ALTER_PARTITION_RESPONSE,
+    FETCH,
+    HEARTBEAT,
+    METADATA,
+    ZOMBIE_NODE,
+)
 
 
 def test_start_registers_and_unfences() -> None:
@@ -133,6 +148,41 @@ def test_zombie_controller_answers_until_not_controller() -> None:
     assert cluster.brokers[1].manager.route == "controller"
     assert cluster.controller.partition(*TP).isr == (1, 2)
     assert leader_partition(cluster).state.isr == (1, 2)
+
+
+def test_a_later_zombie_answers_from_its_own_state() -> None:
+    """The cluster answers each distinct request to a zombie once; a zombie left by a later
+    fail-over froze a later state, and must not be handed the first one's answers. The same
+    proposal (partition epoch P) is valid for the first zombie (NOT_CONTROLLER: it cannot commit)
+    and stale for the second, frozen after an ISR change moved the epoch past P."""
+    cluster = new_cluster()
+    epoch = cluster.controller.partition(*TP).partition_epoch
+    leader_epoch = cluster.controller.partition(*TP).leader_epoch
+    members = tuple(IsrMember(b, cluster.controller.broker(b).epoch) for b in (1, 2))
+    topic_id = next(key for key, name in cluster.controller.topic_names.items() if name == TOPIC)
+    proposal = AlterPartitionRequest(3, 1, cluster.controller.broker(1).epoch, (
+        AlterPartitionTopic((AlterPartitionItem(0, leader_epoch, epoch, members),), topic_id=topic_id),))
+
+    def zombie_answer() -> AlterPartitionResponse:
+        cluster.hold(Selector(ALTER_PARTITION_RESPONSE))
+        cluster.deliver(cluster.send(ALTER_PARTITION, 1, ZOMBIE_NODE, proposal))
+        reply = next(m for m in cluster.network.inflight.values() if m.kind == ALTER_PARTITION_RESPONSE)
+        del cluster.network.inflight[reply.id]
+        cluster.release(Selector(ALTER_PARTITION_RESPONSE))
+        assert isinstance(reply.payload, AlterPartitionResponse)
+        return reply.payload
+
+    cluster.fail_over_controller(zombie=True)
+    assert zombie_answer().error is Error.NOT_CONTROLLER
+    cluster.retire_zombie()
+    cluster.hold(Selector(FETCH, 3))
+    cluster.produce(TOPIC, 0, 1, 1)
+    cluster.advance(16_000)
+    assert cluster.controller.partition(*TP).isr == (1, 2)
+    cluster.fail_over_controller(zombie=True)
+    answer = zombie_answer()
+    assert answer.error is Error.NONE
+    assert [p.error for t in answer.topics for p in t.partitions] == [Error.INVALID_UPDATE_VERSION]
 
 
 def test_drop_hold_duplicate() -> None:
