@@ -6,10 +6,14 @@ steps: it can drop the whole action, never the one step of it that does not matt
 function of its steps (every `events` step carries its seed), so the steps themselves can be
 minimised: remove a chunk, run the rest on a fresh cluster, keep the removal when the same
 finding (same signature) happens again — Zeller and Hildebrandt's ddmin ("Simplifying and
-isolating failure-inducing input", TSE 2002), chunks halving down to single steps. Two
-reductions ddmin cannot make follow, each kept only when the finding stays, then ddmin again:
-a `hold` removed with the `release` that undoes it (two steps apart, so no chunk holds just
-them), and two adjacent `tick`s made one (the clock is additive; the step between them is gone).
+isolating failure-inducing input", TSE 2002), chunks halving down to single steps. Reductions
+ddmin cannot make follow, each kept only when the finding stays, then ddmin again: a `hold`
+removed with the `release` that undoes it (two steps apart, so no chunk holds just them); two
+`tick`s made one, the earlier one's time moved onto the later or the later one's onto the
+earlier (the clock is additive: only where in the schedule the time passes changes); two
+`release`s made one release of every hold; two `hold`s that share a sender or a receiver made
+one hold of what they share (their releases too): "hold Heartbeat from 3, hold Fetch from 3"
+becomes "hold from 3".
 
 Only for targets the campaign can build again in process and that repeat themselves (the
 reference's mutants); a plug-in or a real cluster is neither cheap nor deterministic. The
@@ -19,6 +23,7 @@ there.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
@@ -60,8 +65,9 @@ def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], k
 
 def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a
-    `hold` and the first later `release` of the same selector removed together; two adjacent
-    `tick`s merged into one of their summed time."""
+    `hold` and the first later `release` of the same selector removed together; two successive
+    `tick`s made one of their summed time, at the later's place or at the earlier's; two
+    successive `release`s made one that lifts every hold, at either place."""
     for i in range(keep, len(steps)):
         step = steps[i]
         if step.op == "hold":
@@ -69,10 +75,55 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
                             if steps[j].op == "release" and steps[j].args == step.args), None)
             if release is not None:
                 yield [*steps[:i], *steps[i + 1:release], *steps[release + 1:]]
-        if step.op == "tick" and i + 1 < len(steps) and steps[i + 1].op == "tick":
-            merged = Step(step.index, "tick", {"ms": int(step.args["ms"]) + int(steps[i + 1].args["ms"])},
-                          step.expect, dict(step.captures), step.when)
-            yield [*steps[:i], merged, *steps[i + 2:]]
+    for first, second in _successive(steps, keep, "tick"):
+        ms = int(steps[first].args["ms"]) + int(steps[second].args["ms"])
+        yield _merged(steps, first, second, _with_args(steps[second], {"ms": ms}), at_second=True)
+        yield _merged(steps, first, second, _with_args(steps[first], {"ms": ms}), at_second=False)
+    for first, second in _successive(steps, keep, "release"):
+        yield _merged(steps, first, second, _with_args(steps[second], {}), at_second=True)
+        yield _merged(steps, first, second, _with_args(steps[first], {}), at_second=False)
+    holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
+    for first, second in itertools.combinations(holds, 2):
+        yield from _widened(steps, first, second)
+
+
+def _first_release(steps: Sequence[Step], after: int, args: dict[str, object]) -> int | None:
+    return next((j for j in range(after + 1, len(steps)) if steps[j].op == "release" and steps[j].args == args), None)
+
+
+def _widened(steps: Sequence[Step], first: int, second: int) -> Iterator[list[Step]]:
+    """The holds at `first` and `second` made one hold, at `first`, of the selector fields they
+    share, lifted where the earlier of their releases was, or the later (the other release
+    goes). Nothing when they share no field."""
+    a, b = steps[first].args, steps[second].args
+    shared = {name: value for name, value in a.items() if b.get(name) == value}
+    if not shared or shared in (a, b):
+        return
+    releases = sorted(j for j in (_first_release(steps, first, a), _first_release(steps, second, b)) if j is not None)
+    for lifted in releases[:2] or [None]:
+        changed = {first: _with_args(steps[first], shared)}
+        if lifted is not None:
+            changed[lifted] = _with_args(steps[lifted], shared)
+        gone = {second, *(j for j in releases if j != lifted)}
+        yield [changed.get(i, step) for i, step in enumerate(steps) if i not in gone]
+
+
+def _successive(steps: Sequence[Step], keep: int, op: str) -> Iterator[tuple[int, int]]:
+    """Positions of each two `op` steps with no other `op` step between them."""
+    places = [i for i in range(keep, len(steps)) if steps[i].op == op]
+    return itertools.pairwise(places)
+
+
+def _with_args(step: Step, args: dict[str, object]) -> Step:
+    return Step(step.index, step.op, args, step.expect, dict(step.captures), step.when)
+
+
+def _merged(steps: Sequence[Step], first: int, second: int, merged: Step, at_second: bool) -> list[Step]:
+    """`steps` without the step at `first` and the one at `second`, `merged` standing at the
+    place of the one named by `at_second`."""
+    if at_second:
+        return [*steps[:first], *steps[first + 1:second], merged, *steps[second + 1:]]
+    return [*steps[:first], merged, *steps[first + 1:second], *steps[second + 1:]]
 
 
 def reduce_steps(steps: list[Step], fails: Callable[[list[Step]], bool], keep: int, deadline: float) -> list[Step]:

@@ -61,6 +61,85 @@ def test_a_hold_goes_with_its_release_and_adjacent_ticks_merge() -> None:
                                                  ("produce", {})]
 
 
+def test_a_tick_moves_onto_the_next_one_across_a_step_between() -> None:
+    """The finding needs a `deliver` before 3 s have passed and a `produce` after: the two ticks
+    are not adjacent, and neither can go, but the first's time can pass later, with the second."""
+    steps = [step("register_broker", broker=1), step("tick", ms=1000), step("deliver"), step("tick", ms=2000),
+             step("produce")]
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        if "deliver" not in ops or "produce" not in ops:
+            return False
+        waited = sum(int(s.args.get("ms", 0)) for s in candidate[:ops.index("produce")])
+        return waited >= 3000 and ops.index("deliver") < ops.index("produce")
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert [(s.op, s.args) for s in reduced] == [("register_broker", {"broker": 1}), ("deliver", {}),
+                                                 ("tick", {"ms": 3000}), ("produce", {})]
+
+
+def test_two_releases_become_one_release_of_every_hold() -> None:
+    """Two holds, each needed while `produce` runs, each lifted before `deliver` by its own
+    release: one release of every hold in place of the two is a step shorter."""
+    steps = [step("register_broker", broker=1), step("hold", kind="Fetch"), step("hold", kind="Heartbeat"),
+             step("produce"), step("release", kind="Fetch"), step("release", kind="Heartbeat"), step("deliver")]
+
+    def held(candidate: list[Step], at: int) -> set[str]:
+        now: set[str] = set()
+        for s in candidate[:at]:
+            if s.op == "hold":
+                now.add(str(s.args["kind"]))
+            elif s.op == "release":
+                now = set() if not s.args else now - {str(s.args["kind"])}
+        return now
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        if "produce" not in ops or "deliver" not in ops:
+            return False
+        return (held(candidate, ops.index("produce")) == {"Fetch", "Heartbeat"}
+                and not held(candidate, ops.index("deliver")))
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert len(reduced) == len(steps) - 1
+    assert [s.args for s in reduced if s.op == "release"] == [{}]
+
+
+def test_two_holds_from_one_sender_become_one_hold_of_the_sender() -> None:
+    """Every message from broker 3 must be held while `produce` runs and free before `deliver`;
+    the two holds (and their two releases) become one hold and one release of `from 3`."""
+    steps = [step("register_broker", broker=1), step("hold", kind="Heartbeat", **{"from": 3}),
+             step("hold", kind="Fetch", **{"from": 3}), step("produce"),
+             step("release", kind="Heartbeat", **{"from": 3}), step("tick", ms=250),
+             step("release", kind="Fetch", **{"from": 3}), step("deliver")]
+
+    def held(candidate: list[Step], at: int) -> set[str]:
+        now: set[str] = set()
+        for s in candidate[:at]:
+            kinds = {str(s.args["kind"])} if "kind" in s.args else {"Heartbeat", "Fetch"}
+            if s.op == "hold":
+                now |= kinds
+            elif s.op == "release":
+                now -= kinds
+        return now
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        if "produce" not in ops or "deliver" not in ops or "tick" not in ops:
+            return False
+        return (held(candidate, ops.index("produce")) == {"Heartbeat", "Fetch"}
+                and not held(candidate, ops.index("deliver")))
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert len(reduced) == len(steps) - 2
+    assert [s.args for s in reduced if s.op == "hold"] == [{"from": 3}]
+    assert [s.args for s in reduced if s.op == "release"] in ([{"from": 3}], [{}])
+
+
 def test_the_deadline_stops_it_with_a_failing_list() -> None:
     calls, fails = needs(7)
     assert minimise_steps(list(range(50)), fails, 3, time.monotonic() - 1) == list(range(50))  # type: ignore[arg-type]
