@@ -42,7 +42,7 @@ from typing import Any
 from isrcheck.conformance.generator.controller_machine import bits, step
 from isrcheck.conformance.generator.driver import MachineDriver
 from isrcheck.conformance.generator.schedule import Generator
-from isrcheck.reference_impl.cluster import LOSE_NONE, LOSE_UNFLUSHED, Cluster
+from isrcheck.reference_impl.cluster import LOSE_DISK, LOSE_NONE, LOSE_UNFLUSHED, Cluster
 from isrcheck.reference_impl.partition import Partition
 from isrcheck.reference_impl.rpc import ALTER_PARTITION, ALTER_PARTITION_RESPONSE, FETCH, FETCH_RESPONSE, HEARTBEAT
 from isrcheck.reference_impl.state import PartitionChangeRecord, PartitionState
@@ -415,7 +415,11 @@ class AimedSchedules:
         """A follower out of the ISR (or one made to fall out of it) catches up while every ISR
         proposal is held, so the expansion waits in flight; the follower stops fetching again, an
         acks=all write comes, the lag time passes, another write comes (the leader moves its HW
-        on an append, leader.md §7); then the proposal arrives, the follower still behind."""
+        on an append, leader.md §7); then the proposal arrives, the follower still behind.
+        Half the time, where the fault model lets a disk be lost, the follower instead reboots
+        with an empty disk while the proposal waits, and the proposal arrives for the new
+        incarnation: KIP-903's case, refused by the broker epoch the proposal carries for it
+        (`AlterPartition` v3; without it, B01L)."""
         picked = self.led_partition(value)
         if picked is None:
             return
@@ -431,6 +435,14 @@ class AimedSchedules:
         self.send("release", fetches_from(follower))
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
         self.send("hold", fetches_from(follower))
+        if bits(value, 5, 1) and self.faults.loss_allowed():
+            self.faults.lossy.add(follower)
+            self.send("crash", {"broker": follower, "lose": LOSE_DISK})
+            self.send("restart", {"broker": follower})
+            self.send("tick", {"ms": SETTLE_MS})
+            self.send("release", {"kind": ALTER_PARTITION})
+            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            return
         self.answer_past_the_hw(key[1], value)
 
     # ------------------------------------------------------------------ the ISR lost, a replica behind alive

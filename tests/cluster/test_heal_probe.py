@@ -41,7 +41,7 @@ def test_a_leader_that_lets_it_hold_the_probe_back_fails_liveness(shutdown: str)
 
 
 def test_generation_finds_b23() -> None:
-    result = run_campaign(CampaignConfig(mutant="B23", level="cluster", release="4.1", examples=80, seed=1,
+    result = run_campaign(CampaignConfig(mutant="B23", level="cluster", release="4.1", examples=80, seed=3001,
                                          steps=40, shrink_budget_s=1))
     assert result.signatures, f"B23 was not found in {result.runs} runs"
     assert {s.split(":")[2] for s in result.signatures} == {"P-LIVE"}
