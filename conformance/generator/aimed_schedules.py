@@ -179,7 +179,8 @@ class AimedSchedules:
         the leader's partition epoch is now two changes ahead of its metadata. The metadata then
         arrives only up to the older of those changes (`older_change`): a leader that applied it
         would take back the ISR without the follower (leader.md §10). `STALE_WINDOW` decides
-        what follows."""
+        what follows. Half the time, when the follower leads a partition elsewhere, the frozen
+        metadata serves `shutdown_across_failover` instead."""
         picked = self.led_partition(value)
         if picked is None:
             return
@@ -187,6 +188,9 @@ class AimedSchedules:
         leader = state.leader
         follower = followers[bits(value, 2, 1) % len(followers)]
         fetches = fetches_from(follower)
+        if bits(value, 7, 1) and self.leads_with_successor(follower) and self.context.supports("fail_over_controller"):
+            self.shutdown_across_failover(key[1], leader, follower)
+            return
         self.clean_network()
         self.send("lag_metadata", {"broker": leader})
         self.fall_behind(key[1], fetches)
@@ -210,6 +214,35 @@ class AimedSchedules:
         # and admit that member below the HW — Kafka's own behaviour (docs/real-kafka.md,
         # "equal-epoch admission"), which P-HWV flags on the reference too: not this schedule's aim.
         self.send("sync_metadata", {"broker": leader})
+
+    def leads_with_successor(self, broker: int) -> bool:
+        """Whether `broker` leads a partition another ISR member can take over: its controlled
+        shutdown then waits for that move (a broker leading nothing is let go at once, §4.2)."""
+        return any(state.leader == broker and len(state.isr) > 1
+                   for state in self.reference.controller.partitions.values())
+
+    def shutdown_across_failover(self, partition: int, leader: int, follower: int) -> None:
+        """The follower's metadata freezes (so it goes on fetching for an ISR it believes it is
+        in), it falls out of the ISR, and the leader's metadata freezes too (so the leader will
+        not learn of the shutdown). The follower asks for a controlled shutdown, which waits
+        while a broker's metadata lags; its heartbeats are held, and the controller fails over.
+        The follower fetches and catches up, and the leader proposes it back: a controller must
+        refuse a broker in controlled shutdown even after a fail-over (KIP-841 part 1: 3.3.0
+        writes InControlledShutdown into the log; B04 forgets it, the new controller admits the
+        broker until its next heartbeat)."""
+        fetches = fetches_from(follower)
+        self.clean_network()
+        self.send("lag_metadata", {"broker": follower})
+        self.fall_behind(partition, fetches)
+        self.send("lag_metadata", {"broker": leader})
+        self.send("controlled_shutdown", {"broker": follower})
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("hold", {"kind": HEARTBEAT, "from": follower})
+        self.send("fail_over_controller", {"zombie": False})
+        self.send("release", fetches)
+        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("release", {})
+        self.send("tick", {"ms": SETTLE_MS})
 
     def log_end(self, broker: int, key: tuple[str, int]) -> int:
         partition = self.partition_on(broker, key)
@@ -435,7 +468,7 @@ class AimedSchedules:
         self.send("release", fetches_from(follower))
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
         self.send("hold", fetches_from(follower))
-        if bits(value, 5, 1) and self.faults.loss_allowed():
+        if bits(value, 5, 1) and self.context.supports("crash") and self.faults.loss_allowed():
             self.faults.lossy.add(follower)
             self.send("crash", {"broker": follower, "lose": LOSE_DISK})
             self.send("restart", {"broker": follower})

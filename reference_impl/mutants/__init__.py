@@ -11,9 +11,10 @@ and controller mutants classes). A controller-level mutant also runs in the clus
 Every cluster-level entry is proven in tests/mutants/test_cluster_mutants.py: its scenario (or
 seeds) break one of `breaks` and pass on the reference. `breaks` is bugs.md's list, plus P-ELIG for
 B09: a follower whose diverging fetch counted as progress is proposed without the leader's records,
-which breaks P-ELIG's "the one that caught up" conjunct at the admission itself; and P-HWV for B01L:
-the empty incarnation the controller admits is, from that step on, an ISR member below the leader's
-HW (StrongIsr), which generation sees at the same step as P-ELIG. Mutants that are expressible but whose
+which breaks P-ELIG's "the one that caught up" conjunct at the admission itself; and P-HWV for B01L
+and B01 (its controller-side twin, run in the cluster model): the empty incarnation the controller
+admits is, from that step on, an ISR member below the leader's HW (StrongIsr), which generation sees
+at the same step as P-ELIG. Mutants that are expressible but whose
 effect the model cannot show (equivalent mutants) are listed apart, with the reason, in
 `EQUIVALENT`."""
 
@@ -127,7 +128,7 @@ CATALOGUE: dict[str, Mutant] = {
     m.id: m
     for m in (
         Mutant("B01", "controller ignores the ISR members' broker epochs (no KIP-903 check)",
-               "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK"), "controller", cm.IgnoresMemberBrokerEpochs),
+               "KAFKA-14139 / KIP-903", ("P-ELIG", "P-ACK", "P-HWV"), "controller", cm.IgnoresMemberBrokerEpochs),
         Mutant("B02", "controller accepts a fenced or shutting-down broker into the ISR",
                "KAFKA-13916 / KIP-841", ("P-ELIG",), "controller", cm.AcceptsFencedAndShuttingDown),
         Mutant("B04", "controlled-shutdown state lost on controller fail-over",

@@ -1,7 +1,7 @@
 """The cluster machine's aimed fault schedules (conformance/generator/aimed_schedules.py) and the
 window's reboot: generation now finds the cluster mutants it never found before (B27, D6, B06,
 B01L, B07, D4 — each was 0/5 seeds in bench/detect.py before these schedules — and the controller
-mutants D1 and B14 run under the simulated cluster), and B08b and D9 within a few runs, naming a
+mutants D1, B14, B04 and B01 run under the simulated cluster), and B08b and D9 within a few runs, naming a
 property the catalogue says the mutant breaks; with the aimed schedules switched off (the `aimed` idea),
 the same seeds and runs find none of those they are aimed at; and the reference, which runs every
 schedule, is never flagged."""
@@ -15,9 +15,11 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult,
 from isrcheck.conformance.generator.cluster_machine import AIMED, OPERATION, SWARM_KINDS, ClusterMachine
 from isrcheck.reference_impl.mutants import CATALOGUE
 
-SEEDS = {"B27": 1, "D6": 1, "B06": 3001, "B01L": 2001, "B07": 1, "D4": 1, "D1": 1, "B14": 1, "B08b": 1, "D9": 1}
-"""bench/detect.py's seeds (1 is the one the main job uses; B06 and B01L need more runs on it than these)."""
-RUNS = {"B27": 25, "D6": 15, "B06": 45, "B01L": 15, "B07": 15, "D4": 15, "D1": 15, "B14": 15, "B08b": 15, "D9": 15}
+SEEDS = {"B27": 1, "D6": 1, "B06": 3001, "B01L": 2001, "B07": 1, "D4": 1, "D1": 1, "B14": 1, "B08b": 1, "D9": 1,
+         "B04": 1001, "B01": 2001}
+"""bench/detect.py's seeds (1 is the one the main job uses; B06, B01L, B04 and B01 need more runs on it than these)."""
+RUNS = {"B27": 25, "D6": 15, "B06": 45, "B01L": 15, "B07": 15, "D4": 15, "D1": 15, "B14": 15, "B08b": 15, "D9": 15,
+        "B04": 15, "B01": 15}
 """Runs per campaign: more than the seed needs."""
 
 
@@ -51,7 +53,7 @@ def test_generation_finds_the_mutant(mutant: str) -> None:
     assert properties & set(CATALOGUE[mutant].breaks), (mutant, dict(result.signatures))
 
 
-@pytest.mark.parametrize("mutant", ["B27", "D6", "B06", "B01L", "B07", "D4", "D1", "B14", "B08b", "D9"])
+@pytest.mark.parametrize("mutant", ["B27", "D6", "B06", "B01L", "B07", "D4", "D1", "B14", "B08b", "D9", "B04", "B01"])
 def test_without_the_aimed_schedules_the_same_runs_miss_it(mutant: str, without_aimed: None) -> None:
     result = campaign(mutant, RUNS[mutant], SEEDS[mutant])
     assert result.runs >= RUNS[mutant]
