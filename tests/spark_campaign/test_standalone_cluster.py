@@ -3,8 +3,10 @@ each) started on this machine on loopback, `isrcheck summarize --master spark://
 `isrcheck run --spark --master spark://…` run against it as a user runs them.
 
 Slow (a minute or two of JVMs). The master and workers are started from the pyspark install
-(`spark-class`), use ports 27077-27084, keep their work and log directories in a temporary
-directory, and are stopped by their process ids when the module's tests are done.
+(`spark-class`), listen on loopback ports the kernel reports free when the module starts (fixed
+ports were taken now and then by another user's processes on a shared machine), keep their work
+and log directories in a temporary directory, and are stopped by their process ids when the
+module's tests are done.
 """
 
 from __future__ import annotations
@@ -30,10 +32,24 @@ from isrcheck.reports.synthetic import write_records
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-MASTER_PORT, MASTER_UI = 27077, 27080
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports nothing listens on now (bound to port 0, then released)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+MASTER_PORT, MASTER_UI, DRIVER_PORT, BLOCK_MANAGER_PORT, *WORKER_PORTS = free_ports(8)
 MASTER = f"spark://127.0.0.1:{MASTER_PORT}"
-# the driver's and block managers' ports, so that nothing listens outside this range
-PORTS = ["--conf", "spark.driver.port=27090", "--conf", "spark.blockManager.port=27100",
+# the driver's and block managers' ports, so that nothing listens outside loopback
+PORTS = ["--conf", f"spark.driver.port={DRIVER_PORT}", "--conf", f"spark.blockManager.port={BLOCK_MANAGER_PORT}",
          "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1",
          "--conf", "spark.executor.memory=768m", "--conf", "spark.executor.cores=1"]
 VOLATILE = ("engine", "generated_at")
@@ -42,14 +58,6 @@ VOLATILE = ("engine", "generated_at")
 def _spark_class() -> Path:
     pyspark = pytest.importorskip("pyspark")
     return Path(pyspark.__file__).parent / "bin" / "spark-class"
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def _alive_workers() -> int:
@@ -74,8 +82,6 @@ def cluster() -> Iterator[dict[str, str]]:
     if shutil.which("java") is None:
         pytest.skip("Spark tests need Java 17+ on PATH")
     spark_class = _spark_class()
-    if any(_listening(port) for port in (MASTER_PORT, MASTER_UI)):
-        pytest.skip(f"ports {MASTER_PORT}/{MASTER_UI} are taken")
     home = Path(tempfile.mkdtemp(prefix="isrcheck-standalone-"))
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(home / "logs"),
            "SPARK_WORKER_DIR": str(home / "work"), "PYSPARK_PYTHON": sys.executable,
@@ -90,7 +96,8 @@ def cluster() -> Iterator[dict[str, str]]:
             log = (home / f"worker-{index}.log").open("wb")
             processes.append(subprocess.Popen(
                 [str(spark_class), "org.apache.spark.deploy.worker.Worker", MASTER, "--host", "127.0.0.1",
-                 "--port", str(27083 + index), "--webui-port", str(27081 + index), "--cores", "1",
+                 "--port", str(WORKER_PORTS[2 * index]), "--webui-port", str(WORKER_PORTS[2 * index + 1]),
+                 "--cores", "1",
                  "--memory", "1g", "--work-dir", str(home / f"work-{index}")], env=env, stdout=log, stderr=log))
         deadline = time.monotonic() + 180
         while _alive_workers() < 2:
