@@ -136,13 +136,18 @@ class AimedSchedules:
         leader restarts with its first Fetch held — that Fetch's answer carries a diverging epoch
         and the new leader's HW, and the old leader must truncate before it believes that HW
         (leader.md §7, §13). Then `DIVERGE_WINDOW` decides what the old leader does while the
-        answer is on its way."""
+        answer is on its way. Half the time the controller first fails over leaving a zombie,
+        which every running broker still asks: the new leader's proposals carry a leader epoch
+        the zombie never saw, and its partition-level NOT_CONTROLLER must send the leader to the
+        active controller (§12, KAFKA-14154; B21L takes it for an ordinary error)."""
         picked = self.led_partition(value)
         if picked is None:
             return
         key, state, _ = picked
         old = state.leader
         self.clean_network()
+        if bits(value, 11, 1) and self.context.supports("fail_over_controller"):
+            self.send("fail_over_controller", {"zombie": True})
         # no scheduler event runs between the two steps: no follower fetches the records
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 2, 2)})
         self.send("crash", {"broker": old, "lose": LOSE_NONE})
