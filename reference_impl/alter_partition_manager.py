@@ -114,7 +114,12 @@ class AlterPartitionManager:
         return any(p.error is Error.NOT_CONTROLLER for t in response.topics for p in t.partitions)
 
     def on_response(self, correlation: int, response: AlterPartitionResponse) -> None:
-        """§12 `handleAlterPartitionResponse`."""
+        """§12 `handleAlterPartitionResponse`. The request counts as in flight until every
+        callback has run, as in Kafka's `DefaultAlterPartitionManager.sendRequest`, which clears
+        its in-flight flag only after `handleAlterPartitionResponse` returns: a callback that
+        submits again (a retried error) queues its proposal, and it goes out with the rest
+        afterwards. Sending from inside the loop put the items whose answers were still to be
+        read into a new request, beside their partitions' next proposals (two outstanding)."""
         inflight = self.inflight
         if inflight is None or inflight.correlation != correlation:
             return
@@ -122,8 +127,8 @@ class AlterPartitionManager:
             self.route = CONTROLLER_NODE
             self.resend(inflight)
             return
-        self.inflight = None
         if response.error is not Error.NONE:
+            self.inflight = None
             self.schedule_retry()
             return
         results = self.results_by_partition(inflight.request, response)
@@ -134,6 +139,7 @@ class AlterPartitionManager:
             self.items.pop(item.tp, None)
             outcome: AlterPartitionPartitionResult | Error = result if result.error is Error.NONE else result.error
             item.partition.on_alter_partition_result(item.proposal, outcome)
+        self.inflight = None
         self.maybe_propagate()
 
     def results_by_partition(

@@ -8,7 +8,12 @@ from isrcheck.reference_impl.cluster import Cluster
 from isrcheck.reference_impl.errors import Error
 from isrcheck.reference_impl.isr_state import CommittedPartitionState, PendingShrinkIsr, PendingState
 from isrcheck.reference_impl.leader_rules import LeaderRules
-from isrcheck.reference_impl.messages import AlterPartitionRequest, AlterPartitionResponse
+from isrcheck.reference_impl.messages import (
+    AlterPartitionPartitionResult,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopicResult,
+)
 from isrcheck.reference_impl.network import Selector
 from isrcheck.reference_impl.partition import Partition
 from isrcheck.reference_impl.rpc import ALTER_PARTITION, ALTER_PARTITION_RESPONSE, ZOMBIE_NODE, Message
@@ -75,6 +80,36 @@ def test_a_submit_during_the_back_off_sends_everything_queued() -> None:
     resent = alter_partition_messages(cluster)
     assert len(resent) == 1
     assert sorted(p.partition for t in resent[0].payload.topics for p in t.partitions) == [0, 1]
+
+
+def test_retried_partition_errors_go_out_after_the_whole_response_is_read() -> None:
+    """§12, Kafka's `DefaultAlterPartitionManager.sendRequest`: the in-flight flag is cleared only
+    after every callback of a response has run, so proposals the callbacks submit again wait and
+    go out together; at no point has a partition two proposals outstanding. (A send from inside
+    the loop took the items whose answers were still unread into the new request, beside their
+    partitions' next proposals.)"""
+    cluster = new_cluster(assignment=[[1, 2, 3], [1, 2, 3], [1, 2, 3]])
+    cluster.hold(Selector(ALTER_PARTITION, 1))
+    propose_shrink(cluster, 0)
+    propose_shrink(cluster, 1)
+    propose_shrink(cluster, 2)
+    manager = cluster.brokers[1].manager
+    respond(cluster, alter_partition_messages(cluster)[0], AlterPartitionResponse(Error.UNKNOWN_SERVER_ERROR))
+    cluster.advance(50)
+    batch = alter_partition_messages(cluster)
+    assert len(batch) == 1 and isinstance(batch[0].payload, AlterPartitionRequest)
+    request = batch[0].payload
+    assert sorted(p.partition for t in request.topics for p in t.partitions) == [0, 1, 2]
+    failed = Error.UNKNOWN_SERVER_ERROR  # neither revert nor wait: the leader submits again (§9)
+    errors = tuple(AlterPartitionTopicResult(tuple(AlterPartitionPartitionResult(p.partition, failed)
+                                                   for p in t.partitions), topic_id=t.topic_id)
+                   for t in request.topics)
+    respond(cluster, batch[0], AlterPartitionResponse(Error.NONE, errors))
+    outstanding = [tp for tp, _, _ in manager.outstanding()]
+    assert sorted(outstanding) == [(TOPIC, 0), (TOPIC, 1), (TOPIC, 2)]
+    resent = alter_partition_messages(cluster)
+    assert len(resent) == 1
+    assert sorted(p.partition for t in resent[0].payload.topics for p in t.partitions) == [0, 1, 2]
 
 
 def test_top_level_error_retries_after_the_back_off() -> None:
