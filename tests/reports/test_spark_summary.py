@@ -271,3 +271,12 @@ def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_
     schema_broken.write_text(good.replace('"steps"', '"stepz"') + "\n", encoding="utf-8")
     with pytest.raises(Exception, match="Python was asked"):
         reasons(schema_broken)
+
+
+def test_a_local_session_runs_its_jvm_with_the_short_job_options(spark: Any) -> None:
+    """The collector and JIT thresholds of `LOCAL_JVM_OPTIONS` reach the JVM that does the work."""
+    from isrcheck.spark_session import LOCAL_JVM_OPTIONS
+
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    arguments = set(bean.getInputArguments())
+    assert set(LOCAL_JVM_OPTIONS) <= arguments
