@@ -29,10 +29,13 @@ def test_every_mutant_campaign_gets_the_cap_and_the_reference_campaigns_do_not_n
 
 def test_a_mutant_campaign_ends_at_its_levels_run_count_not_at_its_time_cap(tmp_path: Path) -> None:
     """Verdicts bounded by runs are the same on a loaded machine as on a quiet one."""
-    plan = PipelinePlan(out=tmp_path, mutant_runs=(("controller", 7), ("cluster", 3)), mutant_budget_s=120.0)
+    plan = PipelinePlan(out=tmp_path, reference_examples=4, mutant_runs=(("controller", 7), ("cluster", 3)),
+                        mutant_budget_s=120.0)
     by_mutant = {job.config.mutant: job for job in jobs(plan) if job.config.mutant}
     assert by_mutant["B02"].config.examples == 7 and by_mutant["B03a"].config.examples == 3
-    _, result, seconds = run_job(by_mutant["N2"])  # a negative control: nothing ends it early
+    # a negative control is checked like the reference, not sought like a mutant
+    assert by_mutant["N1"].config.examples == by_mutant["N2"].config.examples == 4
+    _, result, seconds = run_job(by_mutant["N2"])  # nothing ends it early
     assert not result.found
-    assert 3 <= result.runs <= 6, result.runs  # Hypothesis may start and discard an example or two
+    assert 4 <= result.runs <= 7, result.runs  # Hypothesis may start and discard an example or two
     assert seconds < plan.mutant_budget_s / 4
