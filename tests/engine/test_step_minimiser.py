@@ -80,27 +80,36 @@ def test_a_tick_moves_onto_the_next_one_across_a_step_between() -> None:
                                                  ("tick", {"ms": 3000}), ("produce", {})]
 
 
+KINDS = {"Fetch", "Heartbeat"}
+
+
+def held_at(candidate: list[Step], at: int) -> set[str]:
+    """The message kinds held when step `at` runs (a hold or release naming no kind: every kind)."""
+    now: set[str] = set()
+    for s in candidate[:at]:
+        kinds = {str(s.args["kind"])} if "kind" in s.args else KINDS
+        if s.op == "hold":
+            now |= kinds
+        elif s.op == "release":
+            now -= kinds
+    return now
+
+
+def held_over_produce_free_for_deliver(candidate: list[Step], needs: tuple[str, ...] = ()) -> bool:
+    """The finding of the next two tests: every kind held while `produce` runs, none when `deliver`
+    does (and the steps in `needs` present)."""
+    ops = [s.op for s in candidate]
+    if any(op not in ops for op in ("produce", "deliver", *needs)):
+        return False
+    return held_at(candidate, ops.index("produce")) == KINDS and not held_at(candidate, ops.index("deliver"))
+
+
 def test_two_releases_become_one_release_of_every_hold() -> None:
     """Two holds, each needed while `produce` runs, each lifted before `deliver` by its own
     release: one release of every hold in place of the two is a step shorter."""
     steps = [step("register_broker", broker=1), step("hold", kind="Fetch"), step("hold", kind="Heartbeat"),
              step("produce"), step("release", kind="Fetch"), step("release", kind="Heartbeat"), step("deliver")]
-
-    def held(candidate: list[Step], at: int) -> set[str]:
-        now: set[str] = set()
-        for s in candidate[:at]:
-            if s.op == "hold":
-                now.add(str(s.args["kind"]))
-            elif s.op == "release":
-                now = set() if not s.args else now - {str(s.args["kind"])}
-        return now
-
-    def fails(candidate: list[Step]) -> bool:
-        ops = [s.op for s in candidate]
-        if "produce" not in ops or "deliver" not in ops:
-            return False
-        return (held(candidate, ops.index("produce")) == {"Fetch", "Heartbeat"}
-                and not held(candidate, ops.index("deliver")))
+    fails = held_over_produce_free_for_deliver
 
     assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
     reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
@@ -116,22 +125,8 @@ def test_two_holds_from_one_sender_become_one_hold_of_the_sender() -> None:
              step("release", kind="Heartbeat", **{"from": 3}), step("tick", ms=250),
              step("release", kind="Fetch", **{"from": 3}), step("deliver")]
 
-    def held(candidate: list[Step], at: int) -> set[str]:
-        now: set[str] = set()
-        for s in candidate[:at]:
-            kinds = {str(s.args["kind"])} if "kind" in s.args else {"Heartbeat", "Fetch"}
-            if s.op == "hold":
-                now |= kinds
-            elif s.op == "release":
-                now -= kinds
-        return now
-
     def fails(candidate: list[Step]) -> bool:
-        ops = [s.op for s in candidate]
-        if "produce" not in ops or "deliver" not in ops or "tick" not in ops:
-            return False
-        return (held(candidate, ops.index("produce")) == {"Heartbeat", "Fetch"}
-                and not held(candidate, ops.index("deliver")))
+        return held_over_produce_free_for_deliver(candidate, ("tick",))
 
     assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
     reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
