@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
+from isrcheck.conformance.engine.hypothesis_internals import keep_files_out_of_the_working_directory
 from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_USAGE, UsageError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -57,6 +58,7 @@ def one_line(text: str, limit: int = 300) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_files_out_of_the_working_directory()  # before any command module imports kio
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

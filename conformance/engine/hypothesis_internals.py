@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,6 +93,19 @@ def seed_only_draws() -> Iterator[None]:
     finally:
         providers._get_local_constants = local_constants
         cache.cache.clear()
+
+
+def keep_files_out_of_the_working_directory() -> None:
+    """Point Hypothesis's storage (its home, `.hypothesis/` under the working directory by default)
+    at the user's cache, `$XDG_CACHE_HOME/isrcheck/hypothesis` or `~/.cache/isrcheck/hypothesis`.
+    For `isrcheck` commands and their worker processes, which keep no example database: importing
+    kio registers its Hypothesis strategies, which builds Hypothesis's character map and wrote
+    `.hypothesis/unicode_data` into whatever directory a user ran any command in, `--version`
+    included. Tests and the pytest plugin keep Hypothesis's default."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(cache / "isrcheck" / "hypothesis")
 
 
 @contextmanager

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
 from isrcheck.adapters import child_processes
+from isrcheck.conformance.engine.hypothesis_internals import keep_files_out_of_the_working_directory
 
 WORKER_MODULE = "isrcheck.conformance.engine.worker_process"
 EXIT_PARENT_GONE = 3
@@ -135,6 +136,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def main() -> int:
+    keep_files_out_of_the_working_directory()  # a fresh interpreter: before the job's modules load
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)
