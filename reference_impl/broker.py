@@ -342,8 +342,7 @@ class Broker:
         if not entries:
             session.inflight = None
             return False
-        request = FetchRequest(self.id, rules.fetch_broker_epoch(self), tuple(entries))
-        message = self.send(FETCH, leader, request)
+        message = self.send(FETCH, leader, FetchRequest(self.id, rules.fetch_broker_epoch(self), tuple(entries)))
         session.inflight = message.id
         session.generation += 1
         return True

@@ -152,7 +152,8 @@ class ClusterObservation:
     """(topic, partition, leader epoch) → the leader the controller named with that epoch."""
     unclean: frozenset[TopicPartition] = frozenset()
     """Partitions that had an unclean election (leader recovery state RECOVERING) that someone
-    allowed: by unclean.leader.election.enable or an unclean ElectLeaders request. The properties
+    allowed: by unclean.leader.election.enable, an unclean ElectLeaders request, or KIP-966's last
+    known leader returning (`Cluster.unclean_allowed`). The properties
     that acknowledged records survive exempt them; an election outside the ISR nobody allowed is
     judged like any other."""
     pending_produces: int = 0

@@ -67,14 +67,13 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a
     `hold` and the first later `release` of the same selector removed together; two successive
     `tick`s made one of their summed time, at the later's place or at the earlier's; two
-    successive `release`s made one that lifts every hold, at either place."""
-    for i in range(keep, len(steps)):
-        step = steps[i]
-        if step.op == "hold":
-            release = next((j for j in range(i + 1, len(steps))
-                            if steps[j].op == "release" and steps[j].args == step.args), None)
-            if release is not None:
-                yield [*steps[:i], *steps[i + 1:release], *steps[release + 1:]]
+    successive `release`s made one that lifts every hold, at either place; two `hold`s made one
+    of the selector fields they share (`_widened`)."""
+    holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
+    for i in holds:
+        release = _first_release(steps, i, steps[i].args)
+        if release is not None:
+            yield [*steps[:i], *steps[i + 1:release], *steps[release + 1:]]
     for first, second in _successive(steps, keep, "tick"):
         ms = int(steps[first].args["ms"]) + int(steps[second].args["ms"])
         yield _merged(steps, first, second, _with_args(steps[second], {"ms": ms}), at_second=True)
@@ -82,7 +81,6 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     for first, second in _successive(steps, keep, "release"):
         yield _merged(steps, first, second, _with_args(steps[second], {}), at_second=True)
         yield _merged(steps, first, second, _with_args(steps[first], {}), at_second=False)
-    holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
     for first, second in itertools.combinations(holds, 2):
         yield from _widened(steps, first, second)
 

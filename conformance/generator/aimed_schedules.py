@@ -30,6 +30,9 @@ current state, so that shrinking can delete it whole.
   while the follower falls behind again and writes come; it arrives with the follower below
   the HW unless the pending member held the HW back (KIP-497: an expansion counts at once) —
   and no shrink may be proposed while it waits (leader.md §6, bugs.md B08b and appendix 9).
+* `shutdown_across_failover` (half of `stale_metadata`'s runs) — a follower in controlled
+  shutdown, its heartbeats held, is proposed back by a leader whose metadata never showed the
+  shutdown, after the controller failed over (KIP-841 part 1: the refusal must survive it, B04).
 * `last_members_lost` — a replica falls out of the ISR and stays behind while an acks=all write
   is acknowledged; then every ISR member crashes, the leader last, and the replica behind is the
   only one alive (an election outside the ISR nobody allowed loses the write: bugs.md B14).
