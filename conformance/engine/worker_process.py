@@ -167,6 +167,10 @@ def main() -> int:
     return 0
 
 
+END_GRACE_S = 5.0
+"""How long a worker told to end (its stdin closed) may take before it is killed."""
+
+
 class ForkedChild:
     """The parent's handle on a worker forked from it (`_fork`): the part of `subprocess.Popen`
     that `WorkerProcess` uses — pid, stdin, stdout, poll, wait, kill — over two pipes."""
@@ -334,7 +338,7 @@ class WorkerProcess:
         except OSError:
             pass
 
-    def end(self, grace_s: float = 5.0) -> int | None:
+    def end(self, grace_s: float = END_GRACE_S) -> int | None:
         """`close_input`, wait `grace_s`, then kill it."""
         self.close_input()
         try:
@@ -387,10 +391,11 @@ def run_workers(config: Any, plan: Iterable[tuple[int, int]], workers: int, dead
                             if other is not worker:
                                 other.tell_stop()
     finally:
-        for worker in started:  # every worker told at once: their grace periods run side by side
-            worker.close_input()
+        for worker in started:  # every worker told at once, and given one grace period in all:
+            worker.close_input()  # one waited for after another took up to twice as long
+        deadline = time.monotonic() + END_GRACE_S
         for worker in started:
-            worker.end()
+            worker.end(max(0.0, deadline - time.monotonic()))
     return [w.result for w in started if w.result is not None], [lost(w) for w in started if w.result is None]
 
 
