@@ -13,7 +13,8 @@ removed with the `release` that undoes it (two steps apart, so no chunk holds ju
 earlier (the clock is additive: only where in the schedule the time passes changes); two
 `release`s made one release of every hold; two `hold`s that share a sender or a receiver made
 one hold of what they share (their releases too): "hold Heartbeat from 3, hold Fetch from 3"
-becomes "hold from 3".
+becomes "hold from 3"; and last any two steps removed together, so that the result is
+2-minimal (no single step and no two steps can go) when the budget lets the search end.
 
 Only for targets the campaign can build again in process and that repeat themselves (the
 reference's mutants); a plug-in or a real cluster is neither cheap nor deterministic. The
@@ -68,12 +69,13 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     `hold` and the first later `release` of the same selector removed together; two successive
     `tick`s made one of their summed time, at the later's place or at the earlier's; two
     successive `release`s made one that lifts every hold, at either place; two `hold`s made one
-    of the selector fields they share (`_widened`)."""
+    of the selector fields they share (`_widened`); last, any other two steps removed together
+    (a `crash` and its `restart` with a needed step between them, an `events` and a `tick` that
+    only together move the cluster on): after ddmin no single step can go, after this no two."""
     holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
-    for i in holds:
-        release = _first_release(steps, i, steps[i].args)
-        if release is not None:
-            yield [*steps[:i], *steps[i + 1:release], *steps[release + 1:]]
+    undone = [(i, release) for i in holds if (release := _first_release(steps, i, steps[i].args)) is not None]
+    for pair in undone:
+        yield _without(steps, pair)
     for first, second in _successive(steps, keep, "tick"):
         ms = int(steps[first].args["ms"]) + int(steps[second].args["ms"])
         yield _merged(steps, first, second, _with_args(steps[second], {"ms": ms}), at_second=True)
@@ -83,6 +85,13 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
         yield _merged(steps, first, second, _with_args(steps[first], {}), at_second=False)
     for first, second in itertools.combinations(holds, 2):
         yield from _widened(steps, first, second)
+    for pair in itertools.combinations(range(keep, len(steps)), 2):
+        if pair not in undone:
+            yield _without(steps, pair)
+
+
+def _without(steps: Sequence[Step], pair: tuple[int, int]) -> list[Step]:
+    return [step for i, step in enumerate(steps) if i not in pair]
 
 
 def _first_release(steps: Sequence[Step], after: int, args: dict[str, object]) -> int | None:

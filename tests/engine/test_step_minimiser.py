@@ -135,6 +135,23 @@ def test_two_holds_from_one_sender_become_one_hold_of_the_sender() -> None:
     assert [s.args for s in reduced if s.op == "release"] in ([{"from": 3}], [{}])
 
 
+def test_two_steps_that_only_go_together_are_removed_together() -> None:
+    """The finding needs `produce` then `deliver` with broker 3 up when `deliver` runs: the
+    crash and the restart can go only together, and the `produce` between them keeps any of
+    ddmin's chunks from taking just those two."""
+    steps = [step("register_broker", broker=1), step("crash", broker=3), step("produce"),
+             step("restart", broker=3), step("deliver")]
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        broker_3_up = ops.count("crash") == ops.count("restart")
+        return "produce" in ops and "deliver" in ops and broker_3_up
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert [s.op for s in reduced] == ["register_broker", "produce", "deliver"]
+
+
 def test_the_deadline_stops_it_with_a_failing_list() -> None:
     calls, fails = needs(7)
     assert minimise_steps(list(range(50)), fails, 3, time.monotonic() - 1) == list(range(50))  # type: ignore[arg-type]
