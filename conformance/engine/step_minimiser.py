@@ -1,20 +1,20 @@
 """Step-level minimisation of a simulated cluster's counterexample, after Hypothesis's shrinking.
 
 Hypothesis shrinks the machine's draws, and one draw of a `window` or an aimed schedule is a dozen
-steps: it can drop the whole action, never the one step of it that does not matter, nor an
-`events` step whose messages a later step delivers anyway. The simulated cluster is a pure
-function of its steps (every `events` step carries its seed), so the steps themselves can be
-minimised: remove a chunk, run the rest on a fresh cluster, keep the removal when the same
-finding (same signature) happens again — Zeller and Hildebrandt's ddmin ("Simplifying and
-isolating failure-inducing input", TSE 2002), chunks halving down to single steps. Reductions
-ddmin cannot make follow, each kept only when the finding stays, then ddmin again: a `hold`
-removed with the `release` that undoes it (two steps apart, so no chunk holds just them); two
-`tick`s made one, the earlier one's time moved onto the later or the later one's onto the
-earlier (the clock is additive: only where in the schedule the time passes changes); two
-`release`s made one release of every hold; two `hold`s that share a sender or a receiver made
-one hold of what they share (their releases too): "hold Heartbeat from 3, hold Fetch from 3"
-becomes "hold from 3"; and last any two steps removed together, so that the result is
-2-minimal (no single step and no two steps can go) when the budget lets the search end.
+steps: it can drop the whole action, never the one step of it that does not matter, nor an `events`
+step whose messages a later step delivers anyway. The simulated cluster is a pure function of its
+steps (every `events` step carries its seed), so the steps themselves can be minimised: remove a
+chunk, run the rest on a fresh cluster, keep the removal when the same finding (same signature)
+happens again — Zeller and Hildebrandt's ddmin ("Simplifying and isolating failure-inducing input",
+TSE 2002), chunks halving down to single steps. Reductions ddmin cannot make follow, each kept only
+when the finding stays, then ddmin again: a `hold` removed with the `release` that undoes it (two
+steps apart, so no chunk holds just them); two `tick`s made one, the earlier one's time moved onto
+the later or the later one's onto the earlier (the clock is additive: only where in the schedule
+the time passes changes); two `events` made one of their summed count; two `release`s made one
+release of every hold; two `hold`s that share a sender or a receiver made one hold of what they
+share (their releases too): "hold Heartbeat from 3, hold Fetch from 3" becomes "hold from 3"; and
+last any two steps removed together, so that the result is 2-minimal (no single step and no two
+steps can go) when the budget lets the search end.
 
 Only for targets the campaign can build again in process and that repeat themselves (the
 reference's mutants); a plug-in or a real cluster is neither cheap nor deterministic. The
@@ -65,13 +65,16 @@ def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], k
 
 
 def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
-    """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a
-    `hold` and the first later `release` of the same selector removed together; two successive
-    `tick`s made one of their summed time, at the later's place or at the earlier's; two
-    successive `release`s made one that lifts every hold, at either place; two `hold`s made one
-    of the selector fields they share (`_widened`); last, any other two steps removed together
-    (a `crash` and its `restart` with a needed step between them, an `events` and a `tick` that
-    only together move the cluster on): after ddmin no single step can go, after this no two."""
+    """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a `hold`
+    and the first later `release` of the same selector removed together; two successive `tick`s
+    made one of their summed time, at the later's place or at the earlier's; two successive
+    `events` made one of their summed count and the earlier's seed, at either place (the events
+    differ from the two steps' unless the seed's draws choose alike, as seed 0's first ones do: the
+    oldest message each time); two successive `release`s made one that lifts every hold, at either
+    place; two `hold`s made one of the selector fields they share (`_widened`); last, any other two
+    steps removed together (a `crash` and its `restart` with a needed step between them, an
+    `events` and a `tick` that only together move the cluster on): after ddmin no single step can
+    go, after this no two."""
     holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
     undone = [(i, release) for i in holds if (release := _first_release(steps, i, steps[i].args)) is not None]
     for pair in undone:
@@ -80,6 +83,11 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
         ms = int(steps[first].args["ms"]) + int(steps[second].args["ms"])
         yield _merged(steps, first, second, _with_args(steps[second], {"ms": ms}), at_second=True)
         yield _merged(steps, first, second, _with_args(steps[first], {"ms": ms}), at_second=False)
+    for first, second in _successive(steps, keep, "events"):
+        summed = {**steps[first].args, "count": int(steps[first].args.get("count", 1))
+                  + int(steps[second].args.get("count", 1))}
+        yield _merged(steps, first, second, _with_args(steps[first], summed), at_second=True)
+        yield _merged(steps, first, second, _with_args(steps[first], summed), at_second=False)
     for first, second in _successive(steps, keep, "release"):
         yield _merged(steps, first, second, _with_args(steps[second], {}), at_second=True)
         yield _merged(steps, first, second, _with_args(steps[first], {}), at_second=False)

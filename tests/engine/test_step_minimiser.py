@@ -152,6 +152,23 @@ def test_two_steps_that_only_go_together_are_removed_together() -> None:
     assert [s.op for s in reduced] == ["register_broker", "produce", "deliver"]
 
 
+def test_successive_events_become_one_of_their_summed_count() -> None:
+    """The finding needs three scheduler events before `produce`: no step can go, but the
+    three `events` steps can become one of count 3 (the earlier's seed kept)."""
+    steps = [step("register_broker", broker=1), step("events", seed=0, count=1), step("events", seed=5, count=1),
+             step("events", seed=0, count=1), step("produce")]
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        before = candidate[:ops.index("produce")] if "produce" in ops else []
+        return sum(int(s.args["count"]) for s in before if s.op == "events") >= 3
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert [(s.op, s.args) for s in reduced] == [("register_broker", {"broker": 1}),
+                                                 ("events", {"seed": 0, "count": 3}), ("produce", {})]
+
+
 def test_the_deadline_stops_it_with_a_failing_list() -> None:
     calls, fails = needs(7)
     assert minimise_steps(list(range(50)), fails, 3, time.monotonic() - 1) == list(range(50))  # type: ignore[arg-type]
