@@ -21,4 +21,5 @@ def test_a_command_writes_no_hypothesis_directory_where_it_runs(argv: list[str],
                           env={**os.environ, "XDG_CACHE_HOME": str(cache)}, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in work.iterdir()) == []
-    assert (cache / "isrcheck" / "hypothesis" / "unicode_data").is_dir()
+    if argv == ["--version"]:  # every command module imported, kio's with them: the map went to the cache
+        assert (cache / "isrcheck" / "hypothesis" / "unicode_data").is_dir()
