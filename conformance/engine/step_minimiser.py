@@ -66,20 +66,20 @@ def minimise_steps(steps: Sequence[Item], fails: Callable[[list[Item]], bool], k
 
 def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     """Candidates one step or more shorter than `steps` that ddmin's chunks never build: a `hold`
-    and the first later `release` of the same selector removed together; two successive `tick`s
-    made one of their summed time, at the later's place or at the earlier's; two successive
-    `events` made one of their summed count and the earlier's seed, at either place (the events
-    differ from the two steps' unless the seed's draws choose alike, as seed 0's first ones do: the
-    oldest message each time); two successive `release`s made one that lifts every hold, at either
-    place; two `hold`s made one of the selector fields they share (`_widened`); last, any other two
-    steps removed together (a `crash` and its `restart` with a needed step between them, an
-    `events` and a `tick` that only together move the cluster on): after ddmin no single step can
-    go, after this no two."""
+    and the first later `release` of the same selector removed together; two `tick`s (successive
+    ones first) made one of their summed time, at the later's place or at the earlier's; two
+    successive `events` made one of their summed count and the earlier's seed, at either place (the
+    events differ from the two steps' unless the seed's draws choose alike, as seed 0's first ones
+    do: the oldest message each time); two successive `release`s made one that lifts every hold, at
+    either place; two `hold`s made one of the selector fields they share (`_widened`); last, any
+    other two steps removed together (a `crash` and its `restart` with a needed step between them,
+    an `events` and a `tick` that only together move the cluster on): after ddmin no single step
+    can go, after this no two."""
     holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
     undone = [(i, release) for i in holds if (release := _first_release(steps, i, steps[i].args)) is not None]
     for pair in undone:
         yield _without(steps, pair)
-    for first, second in _successive(steps, keep, "tick"):
+    for first, second in _nearest_first(steps, keep, "tick"):
         ms = int(steps[first].args["ms"]) + int(steps[second].args["ms"])
         yield _merged(steps, first, second, _with_args(steps[second], {"ms": ms}), at_second=True)
         yield _merged(steps, first, second, _with_args(steps[first], {"ms": ms}), at_second=False)
@@ -121,6 +121,16 @@ def _widened(steps: Sequence[Step], first: int, second: int) -> Iterator[list[St
             changed[lifted] = _with_args(steps[lifted], shared)
         gone = {second, *(j for j in releases if j != lifted)}
         yield [changed.get(i, step) for i, step in enumerate(steps) if i not in gone]
+
+
+def _nearest_first(steps: Sequence[Step], keep: int, op: str) -> Iterator[tuple[int, int]]:
+    """Positions of every two `op` steps: first each two with no other `op` step between them,
+    then the others (a tick's time may belong past the next tick: B07's 3 s before a `produce`
+    moved two ticks on, onto the one after a `deliver`)."""
+    successive = list(_successive(steps, keep, op))
+    places = [i for i in range(keep, len(steps)) if steps[i].op == op]
+    return itertools.chain(successive, (pair for pair in itertools.combinations(places, 2)
+                                        if pair not in successive))
 
 
 def _successive(steps: Sequence[Step], keep: int, op: str) -> Iterator[tuple[int, int]]:

@@ -152,6 +152,33 @@ def test_two_steps_that_only_go_together_are_removed_together() -> None:
     assert [s.op for s in reduced] == ["register_broker", "produce", "deliver"]
 
 
+def test_a_tick_moves_past_the_next_tick_onto_a_later_one() -> None:
+    """The finding needs 250-1000 ms between `produce` and `deliver`, some time between `deliver`
+    and `crash` and 3.5 s in all: the first tick's 3 s can go onto the last tick, two ticks on.
+    Merging successive ticks either way closes one of the two gaps; no tick can go."""
+    steps = [step("register_broker", broker=1), step("tick", ms=3000), step("produce"), step("tick", ms=250),
+             step("deliver"), step("tick", ms=250), step("crash")]
+
+    def gap(candidate: list[Step], start: str, end: str) -> int:
+        ops = [s.op for s in candidate]
+        between = candidate[ops.index(start) + 1:ops.index(end)]
+        return sum(int(s.args["ms"]) for s in between if s.op == "tick")
+
+    def fails(candidate: list[Step]) -> bool:
+        ops = [s.op for s in candidate]
+        if [op for op in ops if op in ("produce", "deliver", "crash")] != ["produce", "deliver", "crash"]:
+            return False
+        waited = sum(int(s.args["ms"]) for s in candidate if s.op == "tick")
+        return (250 <= gap(candidate, "produce", "deliver") <= 1000 and gap(candidate, "deliver", "crash") > 0
+                and waited >= 3500)
+
+    assert minimise_steps(steps, fails, 1, time.monotonic() + 10) == steps
+    reduced = reduce_steps(steps, fails, 1, time.monotonic() + 10)
+    assert [(s.op, s.args) for s in reduced] == [
+        ("register_broker", {"broker": 1}), ("produce", {}), ("tick", {"ms": 250}), ("deliver", {}),
+        ("tick", {"ms": 3250}), ("crash", {})]
+
+
 def test_successive_events_become_one_of_their_summed_count() -> None:
     """The finding needs three scheduler events before `produce`: no step can go, but the
     three `events` steps can become one of count 3 (the earlier's seed kept)."""
