@@ -225,12 +225,16 @@ def _run_groups(runs: DataFrame, firsts: dict[tuple[str, str], Row]) -> list[Row
 def _ran_groups(runs: DataFrame) -> list[Row]:
     """What ran, per target × adapter × level × release × mutant, and the campaigns of all runs
     (`everything` true): one query, the one distinct count of the summary (a campaign spans runs)."""
-    keys = ", ".join(_RAN_KEY)
-    return runs.sparkSession.sql(
-        f"SELECT {keys}, grouping_id() <> 0 AS everything, count(1) AS runs,"
-        " count(DISTINCT campaign_id) AS campaigns, min(seed) AS seed_min, max(seed) AS seed_max,"
-        " collect_set(isrcheck_version) AS versions, collect_set(commit) AS commits"
-        f" FROM {{runs}} GROUP BY GROUPING SETS (({keys}), ())", runs=runs).collect()
+    keys = [F.col(key) for key in _RAN_KEY]
+    return runs.groupingSets([keys, []], *keys).agg(
+        (F.grouping_id() != 0).alias("everything"),
+        F.count(F.lit(1)).alias("runs"),
+        F.count_distinct("campaign_id").alias("campaigns"),
+        F.min("seed").alias("seed_min"),
+        F.max("seed").alias("seed_max"),
+        F.collect_set("isrcheck_version").alias("versions"),
+        F.collect_set("commit").alias("commits"),
+    ).collect()
 
 
 def _list_counts(runs: DataFrame) -> list[Row]:
