@@ -88,7 +88,8 @@ def parse_records(lines: DataFrame) -> DataFrame:
     return runs.select(
         "status", *WHERE, "_run.*",
         F.size("_run.findings").alias("n_findings"),
-        F.variant_get("_record", "$.counterexample.length", "bigint").alias("counterexample_length"),
+        # try_: a skipped line's length may be no 64-bit integer (variant_get failed the whole job)
+        F.try_variant_get("_record", "$.counterexample.length", "bigint").alias("counterexample_length"),
         F.when(F.size("_run.findings") > 0, F.col("value")).alias("record_json"),
         F.when(~is_valid, F.coalesce("_problem", F.when(valid, F.lit(NOT_JSON)))).alias("reason"),
         F.when(~is_valid, F.col("value")).alias("value"),

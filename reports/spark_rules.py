@@ -324,34 +324,6 @@ def conforms(obj: str, shape: Shape, path: tuple[str, ...] = ()) -> str:
     return _all(checks) if checks else "true"
 
 
-def free_form_depth(shape: Shape, depth: int = 1) -> int:
-    """How many arrays and objects enclose a free-form value (a finding's evidence, the history)
-    in a record that keeps the schema: a record nests deeper than MAX_DEPTH only through them."""
-    deepest = 0
-    for rule in shape.fields:
-        if rule.json_text and rule.shape is None:
-            deepest = max(deepest, depth)
-        if rule.shape is not None:
-            deepest = max(deepest, free_form_depth(rule.shape, depth + 1))
-        if isinstance(rule.items, Shape):
-            deepest = max(deepest, free_form_depth(rule.items, depth + 2))
-    return deepest
-
-
-_ENCLOSING = free_form_depth(RUN)
-
-
-def _free_form_openings(record: str) -> str:
-    """The most `[`/`{` in any free-form value of a conforming record."""
-    def evidence(findings_path: str) -> str:
-        each = openings("to_json(variant_get(f, '$.evidence', 'variant'))")
-        findings = f"try_variant_get({record}, '{findings_path}', 'array<variant>')"
-        return f"coalesce(transform({findings}, f -> {each}), array())"
-
-    history = "array(" + openings(f"to_json(variant_get({record}, '$.history', 'variant'))") + ")"
-    return f"array_max(concat({history}, {evidence('$.findings')}, {evidence('$.counterexample.findings')}))"
-
-
 def _simple_entries(rule: Field) -> list[str]:
     """How `schema_of_variant` lists `rule` in a valid record holding no findings, no
     counterexample and no free-form object: `name: TYPE`, DECIMAL(p,s) written DECIMAL."""
@@ -428,12 +400,12 @@ def record_valid_sql(line: str, line_problem: str, record: str, may_be_simple: s
     `line_problem` comes from `line_reason`; the `item_arrays_sql` columns must be selected
     beside `record`. Most lines are settled by `simple_record`; the
     others (findings, a counterexample, a history) are checked field by field. Nesting is
-    measured only where it might matter, cheapest test first: few brackets in the line, few in
-    its free-form values, or the depth itself, counted bracket by bracket.
+    measured only where it might matter: few brackets in the line, or else the depth itself,
+    counted bracket by bracket. (Counting only the brackets of the free-form values the schema
+    names, as this once did, kept lines that nest too deep through a key it does not name — a
+    counterexample step's `args`, an unknown key of the record.)
     """
-    shallow = (f"({openings(line)} <= {MAX_DEPTH}"
-               f" OR coalesce({_free_form_openings(record)}, 0) <= {MAX_DEPTH - _ENCLOSING}"
-               f" OR {nesting_depth(line)} <= {MAX_DEPTH})")
+    shallow = f"({openings(line)} <= {MAX_DEPTH} OR {nesting_depth(line)} <= {MAX_DEPTH})"
     # CASE, not OR: Spark computes a subexpression used twice once, ahead of both sides of an OR,
     # so the field-by-field check would run on every line; a CASE branch runs only when taken
     # `may_be_simple` false skips `simple_record` where it cannot hold (the fast path read findings)

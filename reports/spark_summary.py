@@ -3,9 +3,16 @@
 Records of long campaigns outgrow one Python process, so the summary is a Spark job: the input is
 read once, each line parsed and checked by Spark expressions (`spark_ingest`, `spark_rules`), and
 written once, to Parquet; every aggregate reads the columns it needs from there. Only small results
-reach the driver — one row per signature, mutant, target × release cell, histogram bin or
-timeline bucket — and are written as summary.json in the same layout as `plain_summary` (the two
-are compared in tests and in the benchmark).
+reach the driver — one row per group of findings, target × release × outcome × mutant, ran key,
+property, histogram bin or timeline bucket — and are written as summary.json in the same layout as
+`plain_summary` (the two are compared in tests and in the benchmark).
+
+The aggregates are few queries, each computing many things in one pass: a query costs the driver
+planning and code generation and the JVM compiling that code, whatever its size, and on small
+data that was most of the summary's time (some fifty jobs once, one per aggregate). Groups are
+taken at the finest grain the sections share and folded in Python to each section's grain; a
+distinct count becomes a count of first occurrences (a run's first finding with a signature, say)
+where a run holds all that is counted, so no aggregate expands its rows for `count(DISTINCT …)`.
 
 The one table written under the output directory, `lines/`, partitioned by `status`:
   lines/status=valid/    the runs: one row per valid run — the record's fields, findings nested
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -41,27 +48,31 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 _ORDER = ("started_at", "run_id")
+_RAN_KEY = ("target", "adapter", "level", "release", "mutant")
 
 
 def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str, Any]:
     """Summarize `files` (already expanded) into the Parquet table `out/lines`; return summary.json.
 
-    The input is read once, by the job that writes `lines`; every aggregate then reads the
-    columns it needs of the valid runs from there. Jobs are few because each costs a fraction of
-    a second of scheduling even on tiny data.
+    The input is read once, by the job that writes `lines`; the aggregates then read the columns
+    they need of the valid runs from there, in seven queries (findings, runs, ran keys, lists,
+    statistics, percentiles, timeline) besides the corrupt lines'.
     """
     write_lines(spark, files, out)
     runs = read_table(spark, out, VALID)
     corrupt = corrupt_lines(runs, read_table(spark, out, CORRUPT), files)
-    findings = _findings(runs)
-    groups = _groups(runs)
+    findings = _finding_groups(runs)
+    groups = _run_groups(runs, _first_detections(findings))
+    ran = _ran_groups(runs)
+    lists = _list_counts(runs)
     stats = _run_stats(runs)
-    signatures = _signatures(_signature_table(findings).collect())
-    mutants = _mutants(runs, findings)
-    totals = _totals(groups, stats, corrupt["lines"], len(signatures), len({m["mutant"] for m in mutants}))
-    outcomes: dict[str, int] = {}
+    signatures = _signatures(findings)
+    mutants = _mutants(groups, findings)
+    campaigns = next((row["campaigns"] for row in ran if row["everything"]), 0)
+    totals = _totals(groups, campaigns, corrupt["lines"], len(signatures), len({m["mutant"] for m in mutants}))
+    outcomes: Counter[str] = Counter()
     for group in groups:
-        outcomes[group["outcome"]] = outcomes.get(group["outcome"], 0) + group["runs"]
+        outcomes[group["outcome"]] += group["runs"]
     return {
         "format": layout.FORMAT,
         "engine": "spark",
@@ -72,32 +83,17 @@ def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str
         "outcomes": {name: outcomes[name] for name in layout.outcome_order(outcomes)},
         "targets": sorted({group["target"] for group in groups}),
         "releases": layout.sorted_releases(group["release"] for group in groups),
-        "matrix": _matrix(groups, _matrix_table(findings).collect(), _checked(runs)),
+        "matrix": _matrix(groups, findings, lists),
         "signatures": signatures,
         "distributions": _distributions(runs, stats),
         "timeline": _timeline(runs, findings, totals["runs"]),
         "mutants": mutants,
         "bugs": _bugs(findings),
-        "ran": _ran(runs),
-        "properties": _properties(runs, findings),
-        "coverage": _coverage(runs),
+        "ran": _ran(ran),
+        "properties": _properties(findings, lists),
+        "coverage": [{"point": row["name"], "runs": row["runs"]}
+                     for row in sorted((row for row in lists if row["list"] == "coverage"), key=lambda r: r["name"])],
     }
-
-
-def _findings(runs: DataFrame) -> DataFrame:
-    """One row per finding, with what the aggregates group it by."""
-    exploded = runs.select(
-        "_row", "run_id", "started_at", "target", "release", "mutant", "adapter", "level", "counterexample_length",
-        "record_json", "mutant_title", "mutant_ticket", "negative_control",
-        F.col("findings")[0]["operation"].alias("first_operation"), F.posexplode("findings").alias("position", "f"))
-    column = _matrix_column(F.col("f.kind"), F.col("f.property"))
-    bug = _bug_key(F.col("f.kind"), F.col("mutant"), F.col("adapter"), F.col("level"), F.col("f.operation"),
-                   F.col("first_operation"))
-    return exploded.select(
-        "_row", "run_id", "started_at", "target", "release", "mutant", "position",
-        "f.kind", "f.signature", "f.operation", "f.property", "f.field", "f.codes", "f.step",
-        "f.message", F.col("f.evidence").alias("evidence_json"), column.alias("column"), bug.alias("bug"),
-        "mutant_title", "mutant_ticket", "negative_control", "counterexample_length", "record_json")
 
 
 def _bug_key(kind: Column, mutant: Column, adapter: Column, level: Column, operation: Column,
@@ -116,10 +112,101 @@ def _matrix_column(kind: Column, prop: Column) -> Column:
             .otherwise(kind))
 
 
-def _groups(runs: DataFrame) -> list[Row]:
-    """Runs per target × release × outcome with their sums: totals, outcomes and matrix rows in one job."""
+def _first_here(array: str) -> Column:
+    """Whether the finding at `position` is the first of its run with its value in `array` (one
+    value per finding of the run): counting these counts runs, as `count(DISTINCT _row)` would,
+    without a second aggregation. NULL where the value is NULL (not counted)."""
+    return F.expr(f"array_position({array}, element_at({array}, position + 1)) = position + 1")
+
+
+def _finding_groups(runs: DataFrame) -> list[Row]:
+    """Every finding, in one query: the runs with findings exploded once and grouped by signature,
+    bug, target, release, mutant, matrix column, kind and property — the finest grain any section
+    groups findings by. Runs are counted by first occurrences (`_first_here`); the first finding,
+    the shortest counterexamples and a mutant's first detection are the least of a struct whose
+    leading fields are the order the plain summary picks them in, so the groups fold into each
+    section in Python (`_fold`) with the same choice."""
+    not_detecting = F.lit(layout.NOT_DETECTING)
+    per_run = runs.filter(F.col("n_findings") > 0).select(
+        "_row", "run_id", "started_at", "target", "release", "mutant", "counterexample_length", "record_json",
+        "mutant_title", "mutant_ticket", "negative_control",
+        F.transform("findings", lambda f: _bug_key(f["kind"], F.col("mutant"), F.col("adapter"), F.col("level"),
+                                                   f["operation"], F.col("findings")[0]["operation"])).alias("bugs"),
+        F.transform("findings", lambda f: _matrix_column(f["kind"], f["property"])).alias("columns"),
+        F.col("findings.signature").alias("signatures"),
+        F.transform("findings", lambda f: F.when(f["kind"] == "violation", f["property"])).alias("violated"),
+        F.transform("findings", lambda f: f["kind"] != not_detecting).alias("detecting"),
+        F.posexplode("findings").alias("position", "f"))
+    exploded = per_run.select(
+        "*", F.element_at("bugs", F.col("position") + 1).alias("bug"),
+        F.element_at("columns", F.col("position") + 1).alias("column"),
+        F.arrays_zip("bugs", "signatures").alias("pairs"))
+    has = F.col("counterexample_length").isNotNull()
+    owned = F.when(F.col("position") == 0, 0).otherwise(1).alias("owned")
+    detecting = F.col("f.kind") != not_detecting
+    return exploded.groupBy(
+        F.col("f.signature").alias("signature"), "bug", "target", "release", "mutant", "column",
+        F.col("f.kind").alias("kind"), F.col("f.property").alias("property"),
+    ).agg(
+        F.count(F.lit(1)).alias("findings"),
+        F.count(F.when(_first_here("signatures"), 1)).alias("signature_runs"),
+        F.count(F.when(_first_here("bugs"), 1)).alias("bug_runs"),
+        F.count(F.when(_first_here("pairs"), 1)).alias("bug_signature_runs"),
+        F.count(F.when(_first_here("columns"), 1)).alias("cell_runs"),
+        F.count(F.when(_first_here("violated"), 1)).alias("violated_runs"),
+        # the first detecting finding of its run (`detecting`: whether each finding of the run is)
+        F.count(F.when(F.expr("array_position(detecting, true) = position + 1"), 1))
+        .alias("detecting_runs"),
+        F.min("started_at").alias("first_seen"),
+        F.max("started_at").alias("last_seen"),
+        F.min(F.struct(*_ORDER, "position", F.struct("f.kind", "f.operation", "f.property", "f.field", "f.codes",
+                                                     "column").alias("parts"))).alias("first"),
+        F.min(F.when(has, F.struct(owned, "counterexample_length", *_ORDER, "record_json")))
+        .alias("signature_shortest"),
+        F.min(F.when(has, F.struct(owned, "counterexample_length", *_ORDER, "position", "record_json",
+                                   F.col("f.signature").alias("signature")))).alias("bug_shortest"),
+        F.min(F.when(detecting, F.struct(*_ORDER, "_row", F.col("f.step").alias("step")))).alias("first_detecting"),
+        F.min("mutant_title").alias("title"),
+        F.min("mutant_ticket").alias("ticket"),
+        F.bool_or(F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
+    ).collect()
+
+
+def _least(rows: Iterable[Row], field: str) -> Any:
+    """The least non-NULL value of `field` over `rows` (a struct compares field by field, as in Spark)."""
+    values = [row[field] for row in rows if row[field] is not None]
+    return min(values) if values else None
+
+
+def _fold(rows: Iterable[Row], *keys: str) -> dict[tuple[Any, ...], list[Row]]:
+    """`rows` by the values of `keys`: a section's groups from finer ones."""
+    folded: dict[tuple[Any, ...], list[Row]] = {}
+    for row in rows:
+        folded.setdefault(tuple(row[key] for key in keys), []).append(row)
+    return folded
+
+
+def _first_detections(findings: list[Row]) -> dict[tuple[str, str], Row]:
+    """(mutant, target) → its first run (in started_at, run_id order) with a detecting finding:
+    that run's started_at, run_id, _row and first detecting step."""
+    return {key: first for key, rows in _fold((row for row in findings if row["mutant"] is not None),
+                                              "mutant", "target").items()
+            if (first := _least(rows, "first_detecting")) is not None}
+
+
+def _run_groups(runs: DataFrame, firsts: dict[tuple[str, str], Row]) -> list[Row]:
+    """Runs per target × release × outcome × mutant with their sums, one query: totals, outcomes,
+    matrix rows and mutants fold from it. For a mutant, also the runs before its first detecting
+    run and their steps (what the plain summary counts walking the runs in order)."""
     seconds = F.expr(f"try_cast(duration_s AS DECIMAL({layout.SECONDS_PRECISION}, {layout.SECONDS_PLACES}))")
-    return runs.groupBy("target", "release", "outcome").agg(
+    before: Column = F.lit(False)
+    if firsts:
+        entries = [part for (mutant, target), first in firsts.items() for part in (
+            F.struct(F.lit(mutant).alias("mutant"), F.lit(target).alias("target")),
+            F.struct(F.lit(first["started_at"]).alias("started_at"), F.lit(first["run_id"]).alias("run_id")))]
+        first_key = F.element_at(F.create_map(*entries), F.struct("mutant", "target"))
+        before = F.struct(*_ORDER) < first_key
+    return runs.groupBy("target", "release", "outcome", "mutant").agg(
         F.count(F.lit(1)).alias("runs"),
         F.sum("steps").alias("steps"),
         F.sum(seconds).alias("seconds"),
@@ -127,7 +214,40 @@ def _groups(runs: DataFrame) -> list[Row]:
         F.count(F.when(F.col("n_findings") > 0, 1)).alias("runs_with_findings"),
         F.min("started_at").alias("first"),
         F.max("started_at").alias("last"),
+        F.bool_or(F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
+        F.min("mutant_title").alias("title"),
+        F.min("mutant_ticket").alias("ticket"),
+        F.count(F.when(before, 1)).alias("runs_before_first"),
+        F.sum(F.when(before, F.col("steps"))).alias("steps_before_first"),
     ).collect()
+
+
+def _ran_groups(runs: DataFrame) -> list[Row]:
+    """What ran, per target × adapter × level × release × mutant, and the campaigns of all runs
+    (`everything` true): one query, the one distinct count of the summary (a campaign spans runs)."""
+    keys = [F.col(key) for key in _RAN_KEY]
+    return runs.groupingSets([keys, []], *keys).agg(
+        (F.grouping_id() != 0).alias("everything"),
+        F.count(F.lit(1)).alias("runs"),
+        F.count_distinct("campaign_id").alias("campaigns"),
+        F.min("seed").alias("seed_min"),
+        F.max("seed").alias("seed_max"),
+        F.collect_set("isrcheck_version").alias("versions"),
+        F.collect_set("commit").alias("commits"),
+    ).collect()
+
+
+def _list_counts(runs: DataFrame) -> list[Row]:
+    """Runs that checked each property per target × release (`list` "property") and runs that
+    reached each coverage point (`list` "coverage"), one query: a run lists each once (or its
+    duplicates are dropped), so exploding its distinct items counts runs."""
+    checked = runs.select("target", "release", F.lit("property").alias("list"),
+                          F.explode(F.array_distinct("properties")).alias("name"))
+    none = F.lit(None).cast("string")
+    reached = runs.select(none.alias("target"), none.alias("release"), F.lit("coverage").alias("list"),
+                          F.explode(F.array_distinct("coverage")).alias("name"))
+    return (checked.unionByName(reached).groupBy("list", "target", "release", "name")
+            .agg(F.count(F.lit(1)).alias("runs")).collect())
 
 
 _ACCURACY = 10_000
@@ -139,15 +259,16 @@ to be narrow enough that the values inside them are few to count: at 100,000 the
 
 
 def _run_stats(runs: DataFrame) -> Row:
-    """Campaign count, min / max / count, approximate percentile brackets and both histograms of
-    steps and duration: one job.
+    """min / max / count, approximate percentile brackets and both histograms of steps and
+    duration: one query (no distinct count beside the sketches: it made Spark keep a sketch per
+    campaign).
 
     Written as SQL text: some seventy aggregates built from Column objects cost a call into the
     JVM per function, which is slower than the job itself on small data.
     """
     margin = 4 / _ACCURACY
     brackets = ", ".join(f"{max(0.0, p - margin)!r}D, {min(1.0, p + margin)!r}D" for p in layout.PERCENTILES)
-    columns = ["count(DISTINCT campaign_id) AS campaigns"]
+    columns = []
     for name, edges in (("steps", layout.STEPS_EDGES), ("duration_s", layout.DURATION_EDGES)):
         columns += [f"min({name}) AS {name}_min", f"max({name}) AS {name}_max", f"count({name}) AS {name}_n",
                     f"percentile_approx({name}, array({brackets}), {_ACCURACY}) AS {name}_brackets"]
@@ -180,36 +301,56 @@ class _Ranked(Sequence[float]):
         raise IndexError(rank)
 
 
-def _percentiles(runs: DataFrame, name: str, stats: Row) -> list[float]:
-    """Exact percentiles (`summary_layout.percentile`) without sorting the column: the values
-    between each approximate bracket are counted (few distinct values) with the number of values
-    below it, one job; should a bracket miss its ranks, Spark's exact `percentile` decides."""
-    total, brackets = stats[f"{name}_n"], stats[f"{name}_brackets"]
-    column = F.col(name)
-    inside = None
+_MEASURED = ("steps", "duration_s")
+
+
+def _percentiles(runs: DataFrame, stats: Row) -> dict[str, list[float]]:
+    """Exact percentiles (`summary_layout.percentile`) of steps and duration without sorting
+    either: the values between each approximate bracket are counted (few distinct values) with
+    the number of values below it, both columns in one query (each run stacked as two rows, its
+    value as a double: `percentile` reads values as floats); should a bracket miss its ranks,
+    Spark's exact `percentile` decides."""
+    names = [name for name in _MEASURED if stats[f"{name}_n"]]
+    if not names:
+        return {}
+    stacked = runs.select(F.expr("stack(2, 'steps', CAST(steps AS DOUBLE), 'duration_s', CAST(duration_s AS DOUBLE))"
+                                 " AS (name, value)"))
+    value = F.col("value")
+
+    def bound(index: int) -> Column:
+        """The bracket bound at `index` of the row's column."""
+        picked = F.lit(None).cast("double")
+        for name in names:
+            picked = F.when(F.col("name") == name, F.lit(float(stats[f"{name}_brackets"][index]))).otherwise(picked)
+        return picked
+
+    inside: Column = F.lit(False)
     flags = []
     for index in range(len(layout.PERCENTILES)):
-        low, high = brackets[2 * index], brackets[2 * index + 1]
-        window = column.between(low, high)
-        inside = window if inside is None else inside | window
-        flags.append((column < F.lit(low)).alias(f"below{index}"))
-    rows = runs.groupBy(F.when(inside, column).alias("value"), *flags).count().collect()
-    result = []
-    for index, fraction in enumerate(layout.PERCENTILES):
-        low, high = brackets[2 * index], brackets[2 * index + 1]
-        below = sum(row["count"] for row in rows if row[f"below{index}"])
-        counted = [(row["value"], row["count"]) for row in rows
-                   if row["value"] is not None and low <= row["value"] <= high]
-        try:
-            result.append(layout.percentile(_Ranked(total, below, counted), fraction))
-        except IndexError:
-            exact = runs.agg(F.expr(f"percentile({name}, {fraction!r}D)")).first()
-            assert exact is not None
-            result.append(exact[0])
+        low, high = bound(2 * index), bound(2 * index + 1)
+        inside = inside | value.between(low, high)
+        flags.append((value < low).alias(f"below{index}"))
+    rows = stacked.groupBy("name", F.when(inside, value).alias("value"), *flags).count().collect()
+    result: dict[str, list[float]] = {}
+    for name in names:
+        total, brackets = stats[f"{name}_n"], stats[f"{name}_brackets"]
+        mine = [row for row in rows if row["name"] == name]
+        result[name] = []
+        for index, fraction in enumerate(layout.PERCENTILES):
+            low, high = brackets[2 * index], brackets[2 * index + 1]
+            below = sum(row["count"] for row in mine if row[f"below{index}"])
+            counted = [(row["value"], row["count"]) for row in mine
+                       if row["value"] is not None and low <= row["value"] <= high]
+            try:
+                result[name].append(layout.percentile(_Ranked(total, below, counted), fraction))
+            except IndexError:
+                exact = runs.agg(F.expr(f"percentile({name}, {fraction!r}D)")).first()
+                assert exact is not None
+                result[name].append(exact[0])
     return result
 
 
-def _totals(groups: list[Row], stats: Row, corrupt: int, signatures: int, mutants: int) -> dict[str, Any]:
+def _totals(groups: list[Row], campaigns: int, corrupt: int, signatures: int, mutants: int) -> dict[str, Any]:
     seconds = [group["seconds"] for group in groups if group["seconds"] is not None]
     total_seconds: Decimal | None = sum(seconds, Decimal(0)) if seconds else None
     return {
@@ -222,101 +363,68 @@ def _totals(groups: list[Row], stats: Row, corrupt: int, signatures: int, mutant
         "targets": len({group["target"] for group in groups}),
         "releases": len({group["release"] for group in groups}),
         "mutants": mutants,
-        "campaigns": stats["campaigns"],
+        "campaigns": campaigns,
         "corrupt_lines": corrupt,
         "first_started_at": min((group["first"] for group in groups), default=None),
         "last_started_at": max((group["last"] for group in groups), default=None),
     }
 
 
-def _matrix_table(findings: DataFrame) -> DataFrame:
-    """Runs with at least one finding per target × release × column (the `matrix` table)."""
-    return (findings.select("_row", "target", "release", "column").distinct()
-            .groupBy("target", "release", "column").agg(F.count(F.lit(1)).alias("runs")))
-
-
-def _checked(runs: DataFrame) -> list[Row]:
-    """Runs that checked each property, per target × release (a run lists a property once)."""
-    return (runs.select("_row", "target", "release", F.explode("properties").alias("property")).distinct()
-            .groupBy("target", "release", "property").agg(F.count(F.lit(1)).alias("runs")).collect())
-
-
-def _matrix(groups: list[Row], cells: list[Row], checked: list[Row]) -> dict[str, Any]:
+def _matrix(groups: list[Row], findings: list[Row], lists: list[Row]) -> dict[str, Any]:
     per_pair: dict[tuple[str, str], list[int]] = {}
     for group in groups:
         counts = per_pair.setdefault((group["target"], group["release"]), [0, 0])
         counts[0] += group["runs"]
         counts[1] += group["runs_with_findings"]
-    columns = layout.column_order([*(row["column"] for row in cells), *(row["property"] for row in checked)])
-    by_pair: dict[tuple[str, str], dict[str, int]] = {}
-    for row in cells:
-        by_pair.setdefault((row["target"], row["release"]), {})[row["column"]] = row["runs"]
-    checked_by_pair: dict[tuple[str, str], dict[str, int]] = {}
-    for row in checked:
-        checked_by_pair.setdefault((row["target"], row["release"]), {})[row["property"]] = row["runs"]
+    cells: Counter[tuple[str, str, str]] = Counter()
+    for row in findings:
+        cells[row["target"], row["release"], row["column"]] += row["cell_runs"]
+    checked = Counter({(row["target"], row["release"], row["name"]): row["runs"]
+                       for row in lists if row["list"] == "property"})
+    columns = layout.column_order([*(column for (_, _, column), runs in cells.items() if runs),
+                                   *(name for _, _, name in checked)])
     rows = []
     for target, release in sorted(per_pair, key=lambda pair: (pair[0], layout.release_key(pair[1]))):
-        present = by_pair.get((target, release), {})
         rows.append({
             "target": target,
             "release": release,
             "runs": per_pair[target, release][0],
             "runs_with_findings": per_pair[target, release][1],
-            "cells": {c: present[c] for c in columns if present.get(c)},
-            "checked": {c: checked_by_pair[target, release][c] for c in columns
-                        if checked_by_pair.get((target, release), {}).get(c)},
+            "cells": {c: cells[target, release, c] for c in columns if cells[target, release, c]},
+            "checked": {c: checked[target, release, c] for c in columns if checked[target, release, c]},
         })
     return {"columns": columns, "rows": rows}
 
 
-def _signature_table(findings: DataFrame) -> DataFrame:
-    first = F.struct(*_ORDER, "position")
-    # a run's counterexample is shrunk for its first finding (docs/records.md): runs where the
-    # signature comes first rank before runs where it comes later, then the shortest, then the earliest
-    has = F.col("counterexample_length").isNotNull()
-    owned = F.when(F.col("position") == 0, 0).otherwise(1)
-    shortest_key = F.when(has, F.struct(owned.alias("owned"), "counterexample_length", *_ORDER))
-    return findings.groupBy("signature").agg(
-        F.min_by(F.struct("kind", "operation", "property", "field", "codes", "column"), first).alias("parts"),
-        F.count(F.lit(1)).alias("findings"),
-        F.countDistinct("_row").alias("runs"),
-        F.collect_set("target").alias("targets"),
-        F.collect_set("release").alias("releases"),
-        F.collect_set("mutant").alias("mutants"),
-        F.min("started_at").alias("first_seen"),
-        F.max("started_at").alias("last_seen"),
-        F.min_by(F.when(has, F.col("run_id")), shortest_key).alias("shortest_run_id"),
-        F.min_by(F.when(has, F.col("counterexample_length")), shortest_key).alias("shortest_length"),
-        F.min_by(F.when(has, F.col("record_json")), shortest_key).alias("shortest_record"),
-    ).select("signature", "parts.*", "findings", "runs", "targets", "releases", "mutants", "first_seen",
-             "last_seen", "shortest_run_id", "shortest_length", "shortest_record")
-
-
-def _signatures(rows: list[Row]) -> list[dict[str, Any]]:
+def _signatures(findings: list[Row]) -> list[dict[str, Any]]:
     entries = []
-    for row in rows:
-        record = json.loads(row["shortest_record"]) if row["shortest_record"] else None
+    for (signature,), rows in _fold(findings, "signature").items():
+        first = min((row["first"] for row in rows), key=lambda first: (first["started_at"], first["run_id"],
+                                                                        first["position"]))
+        parts = first["parts"]
+        shortest = _least(rows, "signature_shortest")
         entries.append({
-            "signature": row["signature"],
-            "kind": row["kind"],
-            "operation": row["operation"],
-            "property": row["property"],
-            "field": row["field"],
-            "codes": list(row["codes"]),
-            "column": row["column"],
-            "findings": row["findings"],
-            "runs": row["runs"],
-            "targets": sorted(row["targets"]),
-            "releases": layout.sorted_releases(row["releases"]),
-            "mutants": sorted(row["mutants"]),
-            "first_seen": row["first_seen"],
-            "last_seen": row["last_seen"],
-            "shortest": shortest_entry(record, row["signature"]) if record else None,
+            "signature": signature,
+            "kind": parts["kind"],
+            "operation": parts["operation"],
+            "property": parts["property"],
+            "field": parts["field"],
+            "codes": list(parts["codes"]),
+            "column": parts["column"],
+            "findings": sum(row["findings"] for row in rows),
+            "runs": sum(row["signature_runs"] for row in rows),
+            "targets": sorted({row["target"] for row in rows}),
+            "releases": layout.sorted_releases({row["release"] for row in rows}),
+            "mutants": sorted({row["mutant"] for row in rows if row["mutant"] is not None}),
+            "first_seen": min(row["first_seen"] for row in rows),
+            "last_seen": max(row["last_seen"] for row in rows),
+            "shortest": shortest_entry(json.loads(shortest["record_json"]), signature) if shortest else None,
         })
     return sorted(entries, key=lambda e: (-e["findings"], e["signature"]))
 
 
 def _distributions(runs: DataFrame, stats: Row) -> dict[str, Any]:
+    percentiles = _percentiles(runs, stats)
     result: dict[str, Any] = {}
     for name, edges, integral in (("steps", layout.STEPS_EDGES, True), ("duration_s", layout.DURATION_EDGES, False)):
         if stats[f"{name}_min"] is None:
@@ -324,7 +432,7 @@ def _distributions(runs: DataFrame, stats: Row) -> dict[str, Any]:
             continue
         counts = {index: stats[f"{name}_bin{index}"] for index in range(-1, len(edges))
                   if stats[f"{name}_bin{index}"]}
-        median, p90 = _percentiles(runs, name, stats)
+        median, p90 = percentiles[name]
         result[name] = {
             "min": stats[f"{name}_min"],
             "median": median,
@@ -335,133 +443,95 @@ def _distributions(runs: DataFrame, stats: Row) -> dict[str, Any]:
     return result
 
 
-def _timeline(runs: DataFrame, findings: DataFrame, total: int) -> dict[str, Any]:
-    """Runs cut into equal buckets in started_at order (`summary_layout.bucket_of`), one job."""
+def _timeline(runs: DataFrame, findings: list[Row], total: int) -> dict[str, Any]:
+    """Runs cut into equal buckets in started_at order (`summary_layout.bucket_of`), one query;
+    a signature is new in the bucket that holds the first run having it (its `first`), found
+    from each bucket's last run."""
     if not total:
         return {"buckets": []}
     buckets = min(layout.TIMELINE_BUCKETS, total)
     # one global order: Spark moves these narrow rows to one partition, which is fine at 10^6
     rank = (F.row_number().over(Window.orderBy(*_ORDER)) - 1).alias("rank")
-    ranked = runs.select("_row", "started_at", "n_findings", rank).select(
-        "_row", "started_at", "n_findings",
-        F.expr(f"CAST((rank * {buckets}) DIV {total} AS INT)").alias("bucket"))
-    per_bucket = ranked.groupBy("bucket").agg(
+    ranked = runs.select(*_ORDER, "n_findings", rank).select(
+        *_ORDER, "n_findings", F.expr(f"CAST((rank * {buckets}) DIV {total} AS INT)").alias("bucket"))
+    rows = ranked.groupBy("bucket").agg(
         F.count(F.lit(1)).alias("runs"),
         F.count(F.when(F.col("n_findings") > 0, 1)).alias("runs_with_findings"),
         F.sum("n_findings").alias("findings"),
         F.min("started_at").alias("first_started_at"),
         F.max("started_at").alias("last_started_at"),
-    )
-    # a signature is new in the bucket of the first run that has it
-    new = (findings.select("_row", "signature").join(ranked.select("_row", "bucket"), "_row")
-           .groupBy("signature").agg(F.min("bucket").alias("bucket"))
-           .groupBy("bucket").agg(F.count(F.lit(1)).alias("new_signatures")))
-    rows = per_bucket.join(new, "bucket", "left").orderBy("bucket").collect()
+        F.max(F.struct(*_ORDER)).alias("last_run"),
+    ).orderBy("bucket").collect()
+    new: Counter[int] = Counter()
+    for (_,), groups in _fold(findings, "signature").items():
+        first = min((row["first"]["started_at"], row["first"]["run_id"]) for row in groups)
+        new[next(row["bucket"] for row in rows if tuple(row["last_run"]) >= first)] += 1
     entries = [{
         "bucket": row["bucket"],
         "runs": row["runs"],
         "runs_with_findings": row["runs_with_findings"],
         "findings": row["findings"],
-        "new_signatures": row["new_signatures"] or 0,
+        "new_signatures": new[row["bucket"]],
         "first_started_at": row["first_started_at"],
         "last_started_at": row["last_started_at"],
     } for row in rows]
     return {"buckets": finish_timeline(entries)}
 
 
-def _mutants(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
-    detecting = F.filter("findings", lambda f: f["kind"] != layout.NOT_DETECTING)
-    first_step = F.array_min(F.transform(detecting, lambda f: f["step"]))
-    ordered = Window.partitionBy("mutant", "target").orderBy(*_ORDER)
-    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
-    per_run = runs.filter(F.col("mutant").isNotNull()).select(
-        "mutant", "target", "negative_control", "mutant_title", "mutant_ticket", "started_at", "run_id",
-        first_step.alias("first_step"),
-        F.row_number().over(ordered).alias("ordinal"),
-        F.coalesce(F.sum("steps").over(before), F.lit(0)).alias("prior_steps"))
-    found = F.col("first_step").isNotNull()
-    first = F.struct("ordinal", (F.col("prior_steps") + F.col("first_step")).alias("steps"), *_ORDER)
-    signature_sets = findings.filter(F.col("mutant").isNotNull() & (F.col("kind") != layout.NOT_DETECTING)).groupBy(
-        "mutant", "target").agg(F.collect_set("signature").alias("signatures"))
-    rows = per_run.groupBy("mutant", "target").agg(
-        F.count(F.lit(1)).alias("runs"),
-        F.count(F.when(found, 1)).alias("detecting"),
-        F.bool_or(F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
-        F.min("mutant_title").alias("title"),
-        F.min("mutant_ticket").alias("ticket"),
-        F.min_by(F.when(found, first), F.when(found, F.col("ordinal"))).alias("first"),
-    ).join(signature_sets, ["mutant", "target"], "left").collect()
+def _mutants(groups: list[Row], findings: list[Row]) -> list[dict[str, Any]]:
+    by_mutant = _fold((row for row in findings if row["mutant"] is not None), "mutant", "target")
     entries = []
-    for row in rows:
-        entry = mutant_entry(row["mutant"], row["target"], row["runs"], row["detecting"],
-                             sorted(row["signatures"] or []), bool(row["negative_control"]), row["title"],
-                             row["ticket"])
-        if row["first"] is not None:
-            entry.update(runs_to_first_finding=row["first"]["ordinal"],
-                         steps_to_first_finding=row["first"]["steps"],
-                         first_finding_at=row["first"]["started_at"],
-                         first_finding_run=row["first"]["run_id"])
+    for (mutant, target), rows in _fold((group for group in groups if group["mutant"] is not None),
+                                        "mutant", "target").items():
+        found = by_mutant.get((mutant, target), [])
+        detecting = [row for row in found if row["kind"] != layout.NOT_DETECTING]
+        entry = mutant_entry(mutant, target, sum(row["runs"] for row in rows),
+                             sum(row["detecting_runs"] for row in found),
+                             sorted({row["signature"] for row in detecting}),
+                             any(row["negative_control"] for row in rows), _least(rows, "title"),
+                             _least(rows, "ticket"))
+        first = _least(found, "first_detecting")
+        if first is not None:
+            entry.update(runs_to_first_finding=sum(row["runs_before_first"] for row in rows) + 1,
+                         steps_to_first_finding=sum(row["steps_before_first"] or 0 for row in rows) + first["step"],
+                         first_finding_at=first["started_at"],
+                         first_finding_run=first["run_id"])
         entries.append(entry)
     return sorted(entries, key=lambda e: (e["mutant"], e["target"]))
 
 
-def _bugs(findings: DataFrame) -> list[dict[str, Any]]:
-    """Findings grouped by root cause (`summary_layout.bug_key`), two small jobs: per bug ×
-    signature, and per bug with the run holding its shortest counterexample."""
-    per_signature = findings.groupBy("bug", "signature").agg(
-        F.count(F.lit(1)).alias("findings"), F.countDistinct("_row").alias("runs")).collect()
-    has = F.col("counterexample_length").isNotNull()
-    owned = F.when(F.col("position") == 0, 0).otherwise(1)
-    shortest_key = F.when(has, F.struct(owned.alias("owned"), "counterexample_length", *_ORDER, "position"))
-    is_mutant = F.col("bug").startswith("mutant:")
-    rows = findings.groupBy("bug").agg(
-        F.count(F.lit(1)).alias("findings"),
-        F.countDistinct("_row").alias("runs"),
-        F.collect_set("target").alias("targets"),
-        F.collect_set("release").alias("releases"),
-        F.min(F.when(is_mutant, F.col("mutant"))).alias("mutant"),
-        F.min(F.when(is_mutant, F.col("mutant_title"))).alias("title"),
-        F.min(F.when(is_mutant, F.col("mutant_ticket"))).alias("ticket"),
-        F.bool_or(is_mutant & F.coalesce(F.col("negative_control"), F.lit(False))).alias("negative_control"),
-        F.min("started_at").alias("first_seen"),
-        F.max("started_at").alias("last_seen"),
-        F.min_by(F.when(has, F.struct("record_json", "signature")), shortest_key).alias("shortest"),
-    ).collect()
-    signatures: dict[str, list[tuple[str, int, int]]] = {}
-    for row in per_signature:
-        signatures.setdefault(row["bug"], []).append((row["signature"], row["findings"], row["runs"]))
+def _bugs(findings: list[Row]) -> list[dict[str, Any]]:
+    """Findings grouped by root cause (`summary_layout.bug_key`), folded from the finding groups."""
     entries = []
-    for row in rows:
-        shortest = row["shortest"]
+    for (bug,), rows in _fold(findings, "bug").items():
+        is_mutant = layout.bug_kind(bug) == "mutant"
+        signatures = [(signature, sum(row["findings"] for row in group),
+                       sum(row["bug_signature_runs"] for row in group))
+                      for (signature,), group in _fold(rows, "signature").items()]
+        shortest = _least(rows, "bug_shortest")
         entries.append(bug_entry(
-            row["bug"], row["findings"], row["runs"], set(row["targets"]), set(row["releases"]), row["mutant"],
-            row["title"], row["ticket"], bool(row["negative_control"]), row["first_seen"], row["last_seen"],
-            signatures[row["bug"]],
+            bug, sum(row["findings"] for row in rows), sum(row["bug_runs"] for row in rows),
+            {row["target"] for row in rows}, {row["release"] for row in rows},
+            _least(rows, "mutant") if is_mutant else None, _least(rows, "title") if is_mutant else None,
+            _least(rows, "ticket") if is_mutant else None, is_mutant and any(row["negative_control"] for row in rows),
+            min(row["first_seen"] for row in rows), max(row["last_seen"] for row in rows), signatures,
             shortest_entry(json.loads(shortest["record_json"]), shortest["signature"]) if shortest else None))
     return sorted(entries, key=lambda e: layout.bug_sort_key(e["kind"], e["findings"], e["bug"]))
 
 
-def _ran(runs: DataFrame) -> list[dict[str, Any]]:
-    rows = runs.groupBy("target", "adapter", "level", "release", "mutant").agg(
-        F.count(F.lit(1)).alias("runs"), F.countDistinct("campaign_id").alias("campaigns"),
-        F.min("seed").alias("seed_min"), F.max("seed").alias("seed_max"),
-        F.collect_set("isrcheck_version").alias("versions"), F.collect_set("commit").alias("commits"),
-    ).collect()
-    return sort_ran([ran_entry((row["target"], row["adapter"], row["level"], row["release"], row["mutant"]),
-                               row["runs"], row["campaigns"], row["seed_min"], row["seed_max"], set(row["versions"]),
-                               set(row["commits"])) for row in rows])
+def _ran(rows: list[Row]) -> list[dict[str, Any]]:
+    return sort_ran([ran_entry(tuple(row[key] for key in _RAN_KEY), row["runs"], row["campaigns"],  # type: ignore[arg-type]
+                               row["seed_min"], row["seed_max"], set(row["versions"]), set(row["commits"]))
+                     for row in rows if not row["everything"]])
 
 
-def _properties(runs: DataFrame, findings: DataFrame) -> list[dict[str, Any]]:
-    checked = (runs.select("_row", F.explode("properties").alias("property")).distinct()
-               .groupBy("property").count().collect())
-    violated = (findings.filter((F.col("kind") == "violation") & F.col("property").isNotNull())
-                .select("_row", "property").distinct().groupBy("property").count().collect())
-    return properties_section(Counter({row["property"]: row["count"] for row in checked}),
-                              Counter({row["property"]: row["count"] for row in violated}))
-
-
-def _coverage(runs: DataFrame) -> list[dict[str, Any]]:
-    rows = (runs.select("_row", F.explode("coverage").alias("point")).distinct()
-            .groupBy("point").count().collect())
-    return [{"point": row["point"], "runs": row["count"]} for row in sorted(rows, key=lambda r: r["point"])]
+def _properties(findings: list[Row], lists: list[Row]) -> list[dict[str, Any]]:
+    checked: Counter[str] = Counter()
+    for row in lists:
+        if row["list"] == "property":
+            checked[row["name"]] += row["runs"]
+    violated: Counter[str] = Counter()
+    for row in findings:
+        if row["violated_runs"]:
+            violated[row["property"]] += row["violated_runs"]
+    return properties_section(checked, violated)

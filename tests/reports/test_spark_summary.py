@@ -212,6 +212,88 @@ def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any
     assert not any(got and not want for got, want in zip(vouched, expected, strict=True))
 
 
+def test_lines_with_findings_are_kept_exactly_through_the_whole_ingest(spark: Any) -> None:
+    """Lines with findings through the whole ingest (`parse_records`): every mutation of every
+    field at every level of records with findings, written compactly as the writers write them,
+    free-form values aimed at the JSON reader's copies of them (escapes written otherwise, lone
+    surrogates, NaN, single quotes, text of the record's own members), nesting past the limit
+    through a key the schema does not name (kept until this test: only the free-form values'
+    brackets were counted), and a counterexample length past 64 bits in a skipped line (it failed
+    the job): the ingest keeps exactly the lines `parse_line` keeps, with their findings and
+    counterexample length."""
+    from isrcheck.reports.spark_ingest import parse_records
+    from isrcheck.reports.synthetic import generate_records
+    from report_fixtures import counterexample, finding
+
+    from isrcheck.records.schema import RUN, parse_line
+
+    def compact(record: dict[str, Any]) -> str:
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+    def ordered(record: dict[str, Any]) -> dict[str, Any]:  # in the schema's order, as the writers write
+        return {rule.name: record[rule.name] for rule in RUN.fields if rule.name in record}
+
+    shrunk = {**counterexample(3, diverging=True), "findings": [finding("violation", "alter_partition", prop="P-ELIG")]}
+    shrunk["findings"][0]["evidence"] = None  # a JSON null evidence inside the counterexample
+    rich = ordered(make_record(
+        1, outcome="finding", mutant="B01", mutant_title="t", negative_control=False, properties=["P-ELIG"],
+        coverage=["c"], commit="abc", counterexample=shrunk, findings=[
+            finding("violation", "alter_partition", prop="P-ELIG", codes=("NONE",), evidence=[[[1]], {"a": None}]),
+            finding("divergence", "fence", field="error", codes=("A", "B"), evidence={"s": "\u00e9\n"}),
+            finding("timeout", "heartbeat", evidence=5)]))
+    listing = ordered({**{rule.name: None for rule in RUN.fields if rule.optional}, **rich})
+    campaign = {key: value for key, value in listing.items() if key not in ("cut_short", "history")}
+    synthetic = [ordered(record) for record in generate_records(300, seed=3) if record["findings"]][:3]
+    bases = [rich, listing, campaign, *synthetic]
+    lines = []
+    for base in bases:
+        lines += [compact(line) for line in [base, *mutations(base, RUN)]]
+    good = compact(rich)
+    evidence = '"evidence":[[[1]],{"a":null}]'
+    assert evidence in good and '"diverging_step":3' in good and '"args":{"broker":1}' in good
+
+    def nested(depth: int) -> str:
+        return "[" * depth + "]" * depth
+
+    def args(text: str) -> str:  # the first step's free-form arguments
+        return good.replace('"args":{"broker":1}', '"args":' + text, 1)
+
+    tricks = [
+        '"\\uD800"', '"\\ud800"', '{"n":"\\uDBFF\\uDFFF"}', "NaN", '{"x":NaN}', "Infinity", "-Infinity",
+        "{'a':1}", '"{\\"isr\\":[1]}"', '{"isr": [1, 2]}', "null", "1.0", "1e3", "-0", "1E400", "1.5E-7",
+        nested(60), nested(61), nested(62), nested(70), '{"cut_short":null}', '{"x":1,"cut_short":null}',
+        '{"counterexample":null}', '{"evidence":null}', '"\\u0001\\n"', '"\\/"', '"\u00e9"', '"\\u00e9"',
+        str(2**64), '{"a":1,"a":2}', "true", "[]", "{}", '"x"}', "01",
+    ]
+    lines += [good.replace(evidence, '"evidence":' + trick) for trick in tricks]
+    lines += [
+        good.replace(evidence, ""), good.replace(evidence, evidence + ',"evidence":{"b":2}'),
+        good.replace(evidence, evidence + ',"extra":1'), good.replace('"findings":[', '"findings":[null,'),
+        good.replace('"codes":["NONE"]', '"codes":["NONE",null]'), args("NaN"), args(nested(61)), args(nested(62)),
+        args(nested(70)), args('"\\uD800"'), good.replace('"diverging_step":3', '"diverging_step":3.0'),
+        good.replace('"counterexample":{', '"counterexample":"{').replace(',"replay"', '","replay"', 1),
+        good + "x", " " + good, good[:-1] + ',"history":null}', good[:-1] + ',"history":{"a":1}}',
+        good.replace('"step":3', '"step":"3"', 1), good.replace('"kind":"violation"', '"kind":null', 1),
+        good.replace('"property":"P-ELIG"', '"property":5', 1),
+        # nesting past the limit through a key the schema does not name, with and without findings
+        *(text[:-1] + ',"extra":' + nested(depth) + "}"
+          for text in (good, compact(make_record(5))) for depth in (63, 64)),
+    ]
+    expected = [parse_line(line)[1] is None for line in lines]
+    assert 60 < sum(expected) < len(lines) - 300  # both verdicts are well represented
+    frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
+    rows = parse_records(frame).select("status", "run_id", "n_findings", "counterexample_length").collect()
+    wrong = [(line[:200], want) for line, want, row in zip(lines, expected, rows, strict=True)
+             if want != (row["status"] == "valid")]
+    assert not wrong
+    for line, row in zip(lines, rows, strict=True):
+        record = parse_line(line)[0]
+        if record is not None:
+            cx = record["counterexample"]
+            assert (row["run_id"], row["n_findings"], row["counterexample_length"]) == (
+                record["run_id"], len(record["findings"]), cx["length"] if isinstance(cx, dict) else None)
+
+
 def test_no_python_runs_while_the_input_is_read(spark: Any, shared_records: Path) -> None:
     """The job that reads every line is Spark alone: no Python UDF in its plan."""
     from isrcheck.reports.spark_ingest import parse_records, read_lines
@@ -233,14 +315,13 @@ def test_percentiles_are_exact_whether_or_not_the_brackets_hold(spark: Any, brac
     rng = random.Random(3)
     values = [rng.choice([rng.random() * 100, float(rng.randint(0, 5))]) for _ in range(5_001)]
     frame = spark.createDataFrame([(v, int(v)) for v in values], ["duration_s", "steps"])
-    stats = dict(spark_summary._run_stats(frame.selectExpr("*", "'c' AS campaign_id")).asDict())
+    stats = dict(spark_summary._run_stats(frame).asDict())
     if brackets == "wrong":
         stats["duration_s_brackets"] = [-2.0, -1.0, 200.0, 300.0]
         stats["steps_brackets"] = [4, 5, 0, 0]
-    assert spark_summary._percentiles(frame, "duration_s", stats) == [
-        layout.percentile(sorted(values), fraction) for fraction in layout.PERCENTILES]
-    assert spark_summary._percentiles(frame, "steps", stats) == [
-        layout.percentile(sorted(int(v) for v in values), fraction) for fraction in layout.PERCENTILES]
+    assert spark_summary._percentiles(frame, stats) == {
+        "duration_s": [layout.percentile(sorted(values), fraction) for fraction in layout.PERCENTILES],
+        "steps": [layout.percentile(sorted(int(v) for v in values), fraction) for fraction in layout.PERCENTILES]}
 
 
 def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_own(
