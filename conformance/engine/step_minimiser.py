@@ -75,7 +75,7 @@ def paired_reductions(steps: Sequence[Step], keep: int) -> Iterator[list[Step]]:
     other two steps removed together (a `crash` and its `restart` with a needed step between them,
     an `events` and a `tick` that only together move the cluster on): after ddmin no single step
     can go, after this no two."""
-    holds = [i for i in range(keep, len(steps)) if steps[i].op == "hold"]
+    holds = _places(steps, keep, "hold")
     undone = [(i, release) for i in holds if (release := _first_release(steps, i, steps[i].args)) is not None]
     for pair in undone:
         yield _without(steps, pair)
@@ -128,15 +128,17 @@ def _nearest_first(steps: Sequence[Step], keep: int, op: str) -> Iterator[tuple[
     then the others (a tick's time may belong past the next tick: B07's 3 s before a `produce`
     moved two ticks on, onto the one after a `deliver`)."""
     successive = list(_successive(steps, keep, op))
-    places = [i for i in range(keep, len(steps)) if steps[i].op == op]
-    return itertools.chain(successive, (pair for pair in itertools.combinations(places, 2)
+    return itertools.chain(successive, (pair for pair in itertools.combinations(_places(steps, keep, op), 2)
                                         if pair not in successive))
 
 
 def _successive(steps: Sequence[Step], keep: int, op: str) -> Iterator[tuple[int, int]]:
     """Positions of each two `op` steps with no other `op` step between them."""
-    places = [i for i in range(keep, len(steps)) if steps[i].op == op]
-    return itertools.pairwise(places)
+    return itertools.pairwise(_places(steps, keep, op))
+
+
+def _places(steps: Sequence[Step], keep: int, op: str) -> list[int]:
+    return [i for i in range(keep, len(steps)) if steps[i].op == op]
 
 
 def _with_args(step: Step, args: dict[str, object]) -> Step:

@@ -146,6 +146,22 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
     assert not wrong
 
 
+def ingested_as_parse_line_judges(spark: Any, lines: list[str], *columns: str) -> tuple[list[bool], Any, list[Any]]:
+    """`lines` through the whole ingest, each asserted valid exactly when `parse_line` keeps it;
+    what `parse_line` said of each, the input frame, and the ingested rows' `columns`."""
+    from isrcheck.reports.spark_ingest import parse_records
+
+    from isrcheck.records.schema import parse_line
+
+    expected = [parse_line(line)[1] is None for line in lines]
+    frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
+    rows = parse_records(frame).select("status", *columns).collect()
+    wrong = [(line[:200], want) for line, want, row in zip(lines, expected, rows, strict=True)
+             if want != (row["status"] == "valid")]
+    assert not wrong
+    return expected, frame, rows
+
+
 def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any) -> None:
     """Spark's JSON reader (`fast_vouched`) reads a number into a string field, a JSON null as a
     missing key, drops unknown and duplicate keys and what follows the first value, and takes
@@ -153,7 +169,6 @@ def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any
     (optional fields listed as null, and left out), and tricks aimed at those leniencies, go
     through the whole ingest (`parse_records`), and it keeps exactly the lines `parse_line`
     keeps, with the exact check's typed row; the fast path itself vouches for the plain lines."""
-    from isrcheck.reports.spark_ingest import parse_records
     from isrcheck.reports.spark_rules import fast_row, fast_vouched
 
     from isrcheck.records.schema import RUN, parse_line
@@ -194,13 +209,9 @@ def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any
         good.replace('"differential":true', '"differential":"true"'), "\ufeff" + good,
         good.replace('"run_id"', '"RUN_ID"'), good.replace('"run_id"', '"run_id":"x","RUN_ID"'),
     ]
-    expected = [parse_line(line)[1] is None for line in lines]
+    expected, frame, rows = ingested_as_parse_line_judges(spark, lines, "run_id", "steps", "duration_s",
+                                                          "properties")
     assert 40 < sum(expected) < len(lines) - 300
-    frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
-    rows = parse_records(frame).select("status", "run_id", "steps", "duration_s", "properties").collect()
-    wrong = [(line[:160], want) for line, want, row in zip(lines, expected, rows, strict=True)
-             if want != (row["status"] == "valid")]
-    assert not wrong
     for line, row in zip(lines, rows, strict=True):
         record = parse_line(line)[0]
         if record is not None:
@@ -221,7 +232,6 @@ def test_lines_with_findings_are_kept_exactly_through_the_whole_ingest(spark: An
     brackets were counted), and a counterexample length past 64 bits in a skipped line (it failed
     the job): the ingest keeps exactly the lines `parse_line` keeps, with their findings and
     counterexample length."""
-    from isrcheck.reports.spark_ingest import parse_records
     from isrcheck.reports.synthetic import generate_records
     from report_fixtures import counterexample, finding
 
@@ -279,13 +289,8 @@ def test_lines_with_findings_are_kept_exactly_through_the_whole_ingest(spark: An
         *(text[:-1] + ',"extra":' + nested(depth) + "}"
           for text in (good, compact(make_record(5))) for depth in (63, 64)),
     ]
-    expected = [parse_line(line)[1] is None for line in lines]
+    expected, _, rows = ingested_as_parse_line_judges(spark, lines, "run_id", "n_findings", "counterexample_length")
     assert 60 < sum(expected) < len(lines) - 300  # both verdicts are well represented
-    frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
-    rows = parse_records(frame).select("status", "run_id", "n_findings", "counterexample_length").collect()
-    wrong = [(line[:200], want) for line, want, row in zip(lines, expected, rows, strict=True)
-             if want != (row["status"] == "valid")]
-    assert not wrong
     for line, row in zip(lines, rows, strict=True):
         record = parse_line(line)[0]
         if record is not None:
