@@ -171,6 +171,9 @@ class Cluster:
         # ground truth kept by the harness
         self.truth = MetadataCache()
         self.epoch_leaders: dict[tuple[str, int, int], int] = {}
+        self.epoch_isrs: dict[tuple[str, int, int], tuple[int, ...]] = {}
+        """(topic, partition, partition epoch) → the ISR the controller committed with it (every
+        partition change record bumps the partition epoch), for P-LEAD."""
         self.unclean: dict[TopicPartition, None] = {}
         """Partitions that had an unclean election someone allowed (`unclean_allowed`)."""
         self.unclean_requests: set[TopicPartition] = set()
@@ -200,6 +203,7 @@ class Cluster:
         """broker → partition → (what the view was built from, the view, its key in `replicas`)."""
         self._frozen_lists: dict[str, tuple[Any, ...]] = {}
         self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
+        self._epoch_isrs_copy: dict[tuple[str, int, int], tuple[int, ...]] | None = {}
         self._last_maps: tuple[
             dict[TopicPartition, PartitionView], dict[int, RegistrationView], dict[int, BrokerView],
             dict[tuple[int, str, int], ReplicaView], frozenset[int],
@@ -537,6 +541,8 @@ class Cluster:
             if tp is not None:
                 state = truth.partitions[tp]
                 self.epoch_leaders.setdefault((tp[0], tp[1], state.leader_epoch), state.leader)
+                self.epoch_isrs[(tp[0], tp[1], state.partition_epoch)] = state.isr
+                self._epoch_isrs_copy = None
                 if state.leader_recovery_state == LeaderRecoveryState.RECOVERING and self.unclean_allowed(
                     tp, before, state
                 ):
@@ -922,7 +928,7 @@ class Cluster:
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
             self._epoch_leaders_view(), self._frozen_keys("unclean", self.unclean), len(self.pending_produces),
             len(self.network.inflight), self.metadata_end(), self._frozen_keys("leader_branches", self.leader_branches),
-            self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes),
+            self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes), self._epoch_isrs_view(),
         )
 
     @staticmethod
@@ -961,3 +967,9 @@ class Cluster:
         if len(self._epoch_leaders_copy) != len(self.epoch_leaders):
             self._epoch_leaders_copy = dict(self.epoch_leaders)
         return self._epoch_leaders_copy
+
+    def _epoch_isrs_view(self) -> dict[tuple[str, int, int], tuple[int, ...]]:
+        """A copy of `epoch_isrs`, made again only after a partition change was replayed."""
+        if self._epoch_isrs_copy is None:
+            self._epoch_isrs_copy = dict(self.epoch_isrs)
+        return self._epoch_isrs_copy

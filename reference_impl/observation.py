@@ -165,6 +165,10 @@ class ClusterObservation:
     alter_partition_outcomes: frozenset[str] = frozenset()
     """The error codes the controller has answered the brokers' AlterPartition requests with so
     far (controller.md §2's validation branches). Empty for a system that does not report them."""
+    epoch_isrs: Mapping[tuple[str, int, int], tuple[int, ...]] = field(default_factory=dict)
+    """(topic, partition, partition epoch) → the ISR the controller committed with that epoch: a
+    leader's committed ISR (leader.md §2, "the ISR as last committed by the controller") is this
+    one at its partition epoch, whatever answers arrive late."""
 
     def replica(self, broker: int, tp: TopicPartition) -> ReplicaView | None:
         return self.replicas.get((broker, tp[0], tp[1]))

@@ -35,7 +35,7 @@ PROPERTY_HELP = {
     "P-LOG": "replicas with the same (offset, epoch) have identical prefixes",
     "P-HWM": "the high watermark never goes back within a leader epoch",
     "P-1IF": "at most one outstanding ISR proposal per partition",
-    "P-LEAD": "at most one broker acts on a (partition, leader epoch)",
+    "P-LEAD": "a leader acts only on the epoch and the ISR the controller gave it",
     "LeaderInIsr": "the leader is a member of the ISR",
     "P-LIVE": "pending proposals resolve; eligible followers join; lagging ones leave",
     "violation": "violations without a property name",

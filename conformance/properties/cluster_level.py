@@ -323,8 +323,11 @@ def p_1if(observation: ClusterObservation, history: History) -> list[Violation]:
 
 
 def p_lead(observation: ClusterObservation, history: History) -> list[Violation]:
-    """P-LEAD: a broker acts as leader only in an epoch the controller gave it, no two brokers act
-    in one (partition, epoch), and the controller's epochs never go backwards."""
+    """P-LEAD: a broker acts as leader only on what the controller gave it — in an epoch the
+    controller gave it, which no other broker acts in, and with the ISR the controller committed
+    at its partition epoch (a LeaderAndIsr is one value: leader.md §2 keeps as `isr` "the ISR as
+    last committed by the controller", and §9 step 1 ignores an answer for a proposal that newer
+    metadata replaced, bugs.md appendix 4) — and the controller's epochs never go backwards."""
     violations = []
     for view in observation.replicas.values():
         if view.role != "leader" or not observation.alive(view.broker):
@@ -337,6 +340,7 @@ def p_lead(observation: ClusterObservation, history: History) -> list[Violation]
         elif first is not None and first != view.broker:
             reason = f"broker {first} already acted as leader in epoch {view.leader_epoch}"
         else:
+            violations.extend(_isr_not_committed(observation, view))
             continue
         violations.append(Violation(
             "P-LEAD", observation.step, f"{_name(view.tp)}: broker {view.broker} acts as leader but {reason}",
@@ -356,6 +360,22 @@ def p_lead(observation: ClusterObservation, history: History) -> list[Violation]
                      "after": [partition.leader_epoch, partition.partition_epoch]},
                 ))
     return violations
+
+
+def _isr_not_committed(observation: ClusterObservation, view: ReplicaView) -> list[Violation]:
+    """The leader's committed ISR against the one the controller committed at the leader's
+    partition epoch (as sets: the order carries no meaning). Nothing when the controller never
+    named that epoch (a system that does not report its history)."""
+    committed = observation.epoch_isrs.get((view.topic, view.partition, view.partition_epoch))
+    if committed is None or set(view.isr) == set(committed):
+        return []
+    return [Violation(
+        "P-LEAD", observation.step,
+        f"{_name(view.tp)}: broker {view.broker} leads with ISR {list(view.isr)} at partition epoch "
+        f"{view.partition_epoch}, whose ISR the controller committed as {list(committed)}",
+        {"partition": _name(view.tp), "broker": view.broker, "partition_epoch": view.partition_epoch,
+         "leader_isr": list(view.isr), "controller_isr": list(committed)},
+    )]
 
 
 def leader_in_isr(observation: ClusterObservation, history: History) -> list[Violation]:

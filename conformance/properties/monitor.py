@@ -91,6 +91,7 @@ def unchanged(observation: ClusterObservation, last: ClusterObservation) -> bool
         and _same(observation.data_loss, last.data_loss) and _same(observation.unclean, last.unclean)
         and _same(observation.shutting_down, last.shutting_down)
         and _same(observation.epoch_leaders, last.epoch_leaders)
+        and _same(observation.epoch_isrs, last.epoch_isrs)
     )
 
 

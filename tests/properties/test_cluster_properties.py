@@ -259,6 +259,33 @@ def test_p_lead_two_actors_and_epochs_going_back() -> None:
     assert "went backwards" in p_lead(HEALTHY, History(before))[0].message
 
 
+def test_p_lead_a_committed_isr_the_controller_never_committed_at_that_epoch() -> None:
+    """D4's state: the leader applied partition epoch 2 (ISR {1}), then a late refusal made it
+    revert to its proposal's base, {1, 3}, which was the ISR of epoch 1."""
+    history = {("t", 0, 1): (1, 3), ("t", 0, 2): (1,)}
+    reverted = observation(replicas={1: replica(1, partition_epoch=2, isr=(1, 3), maximal_isr=(1, 3))},
+                           epoch_isrs=history)
+    [violation] = p_lead(reverted, NO_HISTORY)
+    assert violation.property == "P-LEAD"
+    assert violation.evidence == {"partition": "t-0", "broker": 1, "partition_epoch": 2,
+                                  "leader_isr": [1, 3], "controller_isr": [1]}
+
+
+def test_p_lead_holds_for_the_committed_isr_in_any_order_pending_or_not() -> None:
+    history = {("t", 0, 1): (1, 3), ("t", 0, 2): (3, 1)}
+    current = observation(replicas={1: replica(1, partition_epoch=2, isr=(1, 3))}, epoch_isrs=history)
+    assert p_lead(current, NO_HISTORY) == []
+    # a pending expansion's `isr` is still the committed one (leader.md §2); the proposal is not judged
+    pending = observation(replicas={1: replica(1, partition_epoch=2, isr=(1, 3), maximal_isr=(1, 3, 2),
+                                               pending="expand", proposed_isr=(1, 3, 2))}, epoch_isrs=history)
+    assert p_lead(pending, NO_HISTORY) == []
+    # a leader still on an older epoch (its metadata lags) holds that epoch's ISR: no finding
+    lagging = observation(replicas={1: replica(1, partition_epoch=1, isr=(1, 3))}, epoch_isrs=history)
+    assert p_lead(lagging, NO_HISTORY) == []
+    # no history (a target that does not report one): nothing to judge
+    assert p_lead(observation(replicas={1: replica(1, partition_epoch=2, isr=(2,))}), NO_HISTORY) == []
+
+
 # ---------------------------------------------------------------------------------- LeaderInIsr
 
 
