@@ -19,9 +19,10 @@ current state, so that shrinking can delete it whole.
   leader-epoch start offset too, KAFKA-7128).
 * `late_refusal` — a proposal is refused (its new member was fenced after the leader's metadata
   froze) and the refusal is held while newer metadata replaces the proposal: another member
-  leaves the ISR and the leader catches up; then the refusal arrives (leader.md §9 step 1: an
-  answer for a replaced proposal is ignored; reverting to the proposal's base would bring back
-  the member that left).
+  leaves the ISR and the leader catches up; then the refusal arrives, alone in its step
+  (leader.md §9 step 1: an answer for a replaced proposal is ignored; reverting to the
+  proposal's base would leave the leader with an ISR its partition epoch never had, P-LEAD, and
+  bring back the member that left).
 * `stale_proposal` — a proposal waits in flight while the controller removes another member
   (fenced) and the leader's HW moves past that member's log end; the member is unfenced again,
   and then the old proposal, which still names it, arrives (controller.md §2: the partition-epoch
@@ -324,7 +325,7 @@ class AimedSchedules:
         controller refuses (INELIGIBLE_REPLICA); the answer is held. Meanwhile another ISR
         member stops fetching and leaves the ISR (`LEAVE`), the leader applies the whole
         metadata log (its proposal replaced by the newer ISR) and appends records; only then
-        does the refusal arrive, and the fenced follower's heartbeats resume."""
+        does the refusal arrive, alone, and the fenced follower's heartbeats resume."""
         picked = self.led_partition(value)
         if picked is None:
             return
@@ -360,6 +361,10 @@ class AimedSchedules:
             self.send("tick", {"ms": SESSION_EXPIRY_MS // 2})
         self.send("sync_metadata", {"broker": leader})
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 5, 2)})
+        # the refusal alone, nothing else moving in the step: a leader that reverts to the
+        # proposal's base holds an ISR the controller never committed at its partition epoch
+        # (P-LEAD), before its next proposal can replace it
+        self.send("deliver", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
         self.send("release", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
         self.send("release", {"kind": HEARTBEAT, "from": newcomer})
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})

@@ -14,7 +14,10 @@ B09: a follower whose diverging fetch counted as progress is proposed without th
 which breaks P-ELIG's "the one that caught up" conjunct at the admission itself; and P-HWV for B01L
 and B01 (its controller-side twin, run in the cluster model): the empty incarnation the controller
 admits is, from that step on, an ISR member below the leader's HW (StrongIsr), which generation sees
-at the same step as P-ELIG. Mutants that are expressible but whose
+at the same step as P-ELIG; and P-LEAD for D4: the revert to the replaced proposal's base leaves
+the leader with an ISR the controller never committed at its partition epoch, at the step the late
+answer arrives (P-HWV follows only where the HW can pass the member it brings back, on 3.3 and
+3.5). Mutants that are expressible but whose
 effect the model cannot show (equivalent mutants) are listed apart, with the reason, in
 `EQUIVALENT`."""
 
@@ -42,10 +45,7 @@ class Mutant:
     release: str | None = None
     """The release a campaign runs this mutant on unless told otherwise: set where the bug lives in
     a protocol only older releases speak (B22: AlterPartition below v3; D14: Fetch below v15,
-    metadata.version below 3.5-IV1), or where newer releases mask its harm in the generated
-    clusters (D4: from 3.7 the HW does not advance while the ISR is below min.insync.replicas,
-    KAFKA-15583, so the member a stale revert brings back is never below the HW there). None: the
-    newest."""
+    metadata.version below 3.5-IV1). None: the newest."""
 
     def cluster_kwargs(self) -> dict[str, Any]:
         """What to pass to the cluster model to run this mutant there."""
@@ -102,7 +102,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B27", "follower applies the leader's HW before truncating on a diverging epoch",
              "KAFKA-14704", ("P-HWM",), ("follower_rules", km.HwBeforeTruncation())),
     _cluster("D4", "a response is applied after newer metadata replaced the proposal",
-             "bugs.md appendix 4", ("P-HWV", "P-ELIG"), *_leader(km.LateResponseApplied()), release="3.5"),
+             "bugs.md appendix 4", ("P-LEAD", "P-HWV", "P-ELIG"), *_leader(km.LateResponseApplied())),
     _cluster("D6", "metadata with an older partition epoch is applied (an older ISR resurrected)",
              "bugs.md appendix 6", ("P-HWV",), *_leader(km.AppliesOlderMetadata())),
     _cluster("D7", "a new leader takes its followers' LEOs as known instead of unknown",
