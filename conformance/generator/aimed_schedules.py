@@ -7,8 +7,9 @@ current state, so that shrinking can delete it whole.
 * `diverge` — a leader's records that no follower has, then a new leader: the old leader's first
   Fetch is answered with a diverging epoch (truncation on fetch, KIP-279 / KAFKA-10554), and
   something happens to it while that answer is in flight (`DIVERGE_WINDOW`).
-* `reboot_in_flight` — a follower restarts while its last Fetch is still on the wire, and that
-  Fetch of the old incarnation arrives after the new incarnation's (KIP-903 / KAFKA-15221).
+* `reboot_in_flight` — a follower is brought one answer with a write and crashes at once, its
+  next Fetch still on the wire; that Fetch of the old incarnation arrives after the new
+  incarnation's (KIP-903 / KAFKA-15221).
 * `stale_metadata` — a leader whose metadata lags learns its ISR changes from AlterPartition
   answers, then applies the metadata log only up to an older change of the partition
   (leader.md §10: the partition epoch, not the log position, decides what is current).
@@ -279,14 +280,15 @@ class AimedSchedules:
     # ------------------------------------------------------------------ a previous incarnation's Fetch
 
     def reboot_in_flight(self, value: int) -> None:
-        """A follower fetches a write, and its next Fetch is held; it crashes (losing what it
-        had not flushed, where the fault model allows) and restarts as a new incarnation, whose
-        first Fetch is held too. On the wire the old incarnation's Fetch goes behind the new
-        one's (a late copy; the original lost), and the answers to the follower are held: the
+        """The answers to a follower are held; it is brought one answer with a write, and its next
+        Fetch is held; it crashes at once (losing what it had not flushed, where the fault model
+        allows) and restarts as a new incarnation, whose first Fetch is held too. On the wire the
+        old incarnation's Fetch goes behind the new one's (a late copy; the original lost): the
         leader sees the new incarnation, then the old one's higher offset (KIP-903, KAFKA-15221:
         a Fetch from an older broker epoch must not count). Optionally another member lags
         meanwhile, holding the HW where the new incarnation can rejoin at once; then everything
-        is released."""
+        is released. Delivering the one answer and crashing straight after it needs no clock:
+        the crash finds the write unflushed whatever the flush timer's phase."""
         picked = self.led_partition(value)
         if picked is None:
             return
@@ -297,25 +299,31 @@ class AimedSchedules:
         self.clean_network()
         if others and bits(value, 3, 1) == 0:
             self.send("hold", fetches_from(others[0]))
+        self.send("hold", {"kind": FETCH_RESPONSE, "to": follower})
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 4, 2)})
-        self.send("tick", {"ms": FETCH_WAIT_MS[bits(value, 6, 1)]})
-        self.send("hold", fetches_from(follower))
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("hold", fetches_from(follower))
+        for _ in range(3):  # until the follower has the write: its next Fetch, held, names the offset past it
+            self.send("deliver", {"kind": FETCH_RESPONSE, "to": follower, "count": 1})
+            if self.log_end(follower, key) >= self.log_end(leader, key) or not self.holds_answer_to(follower):
+                break
         lose = LOSE_NONE
         if self.faults.loss_allowed():
             lose = LOSE_UNFLUSHED
             self.faults.lossy.add(follower)
         self.send("crash", {"broker": follower, "lose": lose})
-        self.send("tick", {"ms": SESSION_EXPIRY_MS})
         self.send("restart", {"broker": follower})
-        self.send("tick", {"ms": SETTLE_MS})
+        self.send("tick", {"ms": SESSION_EXPIRY_MS + SETTLE_MS})
         self.send("duplicate", {"kind": FETCH, "from": follower, "count": 1})
         self.send("drop", {"kind": FETCH, "from": follower, "count": 1})
-        self.send("hold", {"kind": FETCH_RESPONSE, "to": follower})
         self.send("release", fetches_from(follower))
         self.send("tick", {"ms": FETCH_WAIT_MS[1]})
         self.send("release", {})
         self.send("tick", {"ms": SETTLE_MS})
+
+    def holds_answer_to(self, broker: int) -> bool:
+        """Whether a Fetch answer to `broker` is in flight."""
+        return any(m.kind == FETCH_RESPONSE and m.dst == broker for m in self.reference.network.inflight.values())
 
     # ------------------------------------------------------------------ an answer for a replaced proposal
 
