@@ -13,11 +13,11 @@ current state, so that shrinking can delete it whole.
 * `stale_metadata` — a leader whose metadata lags learns its ISR changes from AlterPartition
   answers, then applies the metadata log only up to an older change of the partition
   (leader.md §10: the partition epoch, not the log position, decides what is current).
-* `behind_new_leader` — a follower stops at the HW and is fenced; the leader's records are
-  acknowledged once its other follower has them, but that follower never hears the HW that
-  acknowledged them; the leader crashes and that follower leads with a HW behind its log end,
-  then meets the follower stopped at the old HW (leader.md §5 condition 3: in sync needs the
-  leader-epoch start offset too, KAFKA-7128).
+* `behind_new_leader` — every Fetch answer is held; the leader's records reach one follower
+  without the HW that acknowledges them, the third replica stops at the HW and leaves the ISR,
+  the leader crashes and that follower leads with a HW behind its log end, then meets the third
+  replica at the old HW (leader.md §5 condition 3: in sync needs the leader-epoch start offset
+  too, KAFKA-7128).
 * `late_refusal` — a proposal is refused (its new member was fenced after the leader's metadata
   froze) and the refusal is held while newer metadata replaces the proposal: another member
   leaves the ISR and the leader catches up; then the refusal arrives, alone in its step
@@ -380,13 +380,14 @@ class AimedSchedules:
     # ------------------------------------------------------------------ a new leader whose HW lags
 
     def behind_new_leader(self, value: int) -> None:
-        """Three steps around a leader change. A third replica stops fetching at the HW and is
-        fenced (its heartbeats held): the ISR is the leader and one follower. A write is
-        acknowledged once that follower fetched it — the answer that would bring the follower
-        the new HW is held — and the leader crashes: the follower is elected with its HW behind
-        its log end (its leader-epoch start offset). The third replica is unfenced and fetches
-        from it at the old HW; the answers to it are held, so it does not catch up. Then (three
-        times in four) the new leader crashes too."""
+        """Every Fetch answer is held, so no follower hears from a leader unless one is delivered.
+        An acks=all write comes and one answer brings the successor the records, not the HW that
+        will acknowledge them; the lag time passes, the third replica (stopped at the HW) leaves
+        the ISR and the write is acknowledged. The leader crashes and the successor is elected
+        with its HW behind its log end (its leader-epoch start offset). An answer from it reaches
+        the third replica, whose next Fetch names the partition at the old HW, and the answer to
+        that is held too, so it does not catch up. Then (three times in four) the new leader
+        crashes as well."""
         picked = self.led_partition(value)
         if picked is None or len(picked[2]) < 2:
             return
@@ -395,33 +396,21 @@ class AimedSchedules:
         successor = followers[bits(value, 2, 1)]
         third = followers[1 - bits(value, 2, 1)]
         self.clean_network()
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})  # what is in flight arrives: the third stops at the HW
-        self.send("hold", {"kind": HEARTBEAT, "from": third})
-        self.send("hold", fetches_from(third))
-        self.send("tick", {"ms": SESSION_EXPIRY_MS})
-        self.send("hold", {"kind": FETCH_RESPONSE, "from": leader, "to": successor})
+        self.send("hold", {"kind": FETCH_RESPONSE})
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
-        for _ in range(3):  # until the successor has the records (and fetched past them): not their HW
+        for _ in range(3):  # until the successor has the records: one answer at a time, none with their HW
+            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("deliver", {"kind": FETCH_RESPONSE, "to": successor, "count": 1})
             if self.log_end(successor, key) >= self.log_end(leader, key):
                 break
-            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
-            self.send("deliver", {"kind": FETCH_RESPONSE, "from": leader, "to": successor, "count": 1})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": LAG_MS})
         self.send("crash", {"broker": leader, "lose": LOSE_NONE})
         self.send("tick", {"ms": SESSION_EXPIRY_MS})
-        self.send("release", {"kind": HEARTBEAT, "from": third})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1] * 2})
-        self.send("hold", {"kind": FETCH_RESPONSE, "from": successor, "to": third})
-        self.send("release", fetches_from(third))
-        # its Fetch to the crashed leader goes unanswered until the request timeout
-        # (BrokerConfig.fast(): 3000 ms); a Fetch it has outstanding to the new leader for other
-        # partitions is answered, so that its next one names this partition
-        self.send("tick", {"ms": SESSION_EXPIRY_MS + FETCH_WAIT_MS[1]})
-        for _ in range(3):
-            if self.fetched_from(successor, third, key):
-                break
+        for _ in range(3):  # until the successor has had a Fetch of the partition from the third replica
             self.send("deliver", {"kind": FETCH_RESPONSE, "from": successor, "to": third, "count": 1})
             self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            if self.fetched_from(successor, third, key):
+                break
         if bits(value, 5, 2) and self.running(successor):
             self.send("crash", {"broker": successor, "lose": LOSE_NONE})
             self.send("tick", {"ms": SESSION_EXPIRY_MS})

@@ -14,10 +14,12 @@ B09: a follower whose diverging fetch counted as progress is proposed without th
 which breaks P-ELIG's "the one that caught up" conjunct at the admission itself; and P-HWV for B01L
 and B01 (its controller-side twin, run in the cluster model): the empty incarnation the controller
 admits is, from that step on, an ISR member below the leader's HW (StrongIsr), which generation sees
-at the same step as P-ELIG; and P-LEAD for D4: the revert to the replaced proposal's base leaves
-the leader with an ISR the controller never committed at its partition epoch, at the step the late
-answer arrives (P-HWV follows only where the HW can pass the member it brings back, on 3.3 and
-3.5). Mutants that are expressible but whose
+at the same step as P-ELIG; P-HWM for B07: KAFKA-7128 is "committed data loss", records exposed
+below the old leader's HW that the replica it wrongly admits never had, which P-HWM sees even
+when the acks=all request they came in timed out before the HW reached them; and P-LEAD for D4:
+the revert to the replaced proposal's base leaves the leader with an ISR the controller never
+committed at its partition epoch, at the step the late answer arrives (P-HWV follows only where
+the HW can pass the member it brings back, on 3.3 and 3.5). Mutants that are expressible but whose
 effect the model cannot show (equivalent mutants) are listed apart, with the reason, in
 `EQUIVALENT`."""
 
@@ -82,7 +84,7 @@ CLUSTER_MUTANTS: tuple[Mutant, ...] = (
     _cluster("B06", "a Fetch from an older broker incarnation still updates the follower's state",
              "KAFKA-15221", ("P-ELIG", "P-ACK", "P-HWV"), *_leader(km.StaleIncarnationFetchAccepted())),
     _cluster("B07", "follower in sync at the HW without reaching the leader-epoch start offset",
-             "KAFKA-7128", ("P-HWV", "P-ACK"), *_leader(km.InSyncAtHighWatermark())),
+             "KAFKA-7128", ("P-HWV", "P-ACK", "P-HWM"), *_leader(km.InSyncAtHighWatermark())),
     _cluster("B08a", "pending shrink used early: HW over the proposed smaller ISR",
              "KIP-497 design", ("P-HWV", "P-ACK"), *_leader(km.ShrinkAssumedEarly())),
     _cluster("B08b", "pending expansion ignored: the new member does not hold the HW back",
