@@ -382,12 +382,12 @@ class AimedSchedules:
     def behind_new_leader(self, value: int) -> None:
         """Every Fetch answer is held, so no follower hears from a leader unless one is delivered.
         An acks=all write comes and one answer brings the successor the records, not the HW that
-        will acknowledge them; the lag time passes, the third replica (stopped at the HW) leaves
-        the ISR and the write is acknowledged. The leader crashes and the successor is elected
-        with its HW behind its log end (its leader-epoch start offset). An answer from it reaches
-        the third replica, whose next Fetch names the partition at the old HW, and the answer to
-        that is held too, so it does not catch up. Then (three times in four) the new leader
-        crashes as well."""
+        will expose them; the lag time passes, the third replica (stopped at the HW) leaves the
+        ISR and the HW passes the write (acknowledged if that came within the request timeout,
+        exposed either way). The leader crashes and the successor is elected with its HW behind
+        its log end (its leader-epoch start offset). An answer from it reaches the third replica,
+        whose next Fetch names the partition at the old HW, and the answer to that is held too,
+        so it does not catch up. Then (three times in four) the new leader crashes as well."""
         picked = self.led_partition(value)
         if picked is None or len(picked[2]) < 2:
             return
