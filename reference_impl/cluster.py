@@ -173,7 +173,7 @@ class Cluster:
         self.epoch_leaders: dict[tuple[str, int, int], int] = {}
         self.epoch_isrs: dict[tuple[str, int, int], tuple[int, ...]] = {}
         """(topic, partition, partition epoch) → the ISR the controller committed with it (every
-        partition change record bumps the partition epoch), for P-LEAD."""
+        partition change record bumps the partition epoch, so each is written once), for P-LEAD."""
         self.unclean: dict[TopicPartition, None] = {}
         """Partitions that had an unclean election someone allowed (`unclean_allowed`)."""
         self.unclean_requests: set[TopicPartition] = set()
@@ -202,8 +202,7 @@ class Cluster:
         ] = {}
         """broker → partition → (what the view was built from, the view, its key in `replicas`)."""
         self._frozen_lists: dict[str, tuple[Any, ...]] = {}
-        self._epoch_leaders_copy: dict[tuple[str, int, int], int] = {}
-        self._epoch_isrs_copy: dict[tuple[str, int, int], tuple[int, ...]] | None = {}
+        self._frozen_maps: dict[str, dict[Any, Any]] = {}
         self._last_maps: tuple[
             dict[TopicPartition, PartitionView], dict[int, RegistrationView], dict[int, BrokerView],
             dict[tuple[int, str, int], ReplicaView], frozenset[int],
@@ -541,8 +540,7 @@ class Cluster:
             if tp is not None:
                 state = truth.partitions[tp]
                 self.epoch_leaders.setdefault((tp[0], tp[1], state.leader_epoch), state.leader)
-                self.epoch_isrs[(tp[0], tp[1], state.partition_epoch)] = state.isr
-                self._epoch_isrs_copy = None
+                self.epoch_isrs.setdefault((tp[0], tp[1], state.partition_epoch), state.isr)
                 if state.leader_recovery_state == LeaderRecoveryState.RECOVERING and self.unclean_allowed(
                     tp, before, state
                 ):
@@ -926,9 +924,11 @@ class Cluster:
         return ClusterObservation(
             self.steps, self.now_ms, partitions, registrations, brokers, replicas, self._frozen("acked", self.acked),
             self._frozen("admissions", self.admissions), self._frozen("data_loss", self.data_loss), shutting,
-            self._epoch_leaders_view(), self._frozen_keys("unclean", self.unclean), len(self.pending_produces),
-            len(self.network.inflight), self.metadata_end(), self._frozen_keys("leader_branches", self.leader_branches),
-            self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes), self._epoch_isrs_view(),
+            self._frozen_map("epoch_leaders", self.epoch_leaders), self._frozen_keys("unclean", self.unclean),
+            len(self.pending_produces), len(self.network.inflight), self.metadata_end(),
+            self._frozen_keys("leader_branches", self.leader_branches),
+            self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes),
+            self._frozen_map("epoch_isrs", self.epoch_isrs),
         )
 
     @staticmethod
@@ -963,13 +963,9 @@ class Cluster:
             cached = self._frozen_sets[name] = frozenset(items)
         return cached
 
-    def _epoch_leaders_view(self) -> dict[tuple[str, int, int], int]:
-        if len(self._epoch_leaders_copy) != len(self.epoch_leaders):
-            self._epoch_leaders_copy = dict(self.epoch_leaders)
-        return self._epoch_leaders_copy
-
-    def _epoch_isrs_view(self) -> dict[tuple[str, int, int], tuple[int, ...]]:
-        """A copy of `epoch_isrs`, made again only after a partition change was replayed."""
-        if self._epoch_isrs_copy is None:
-            self._epoch_isrs_copy = dict(self.epoch_isrs)
-        return self._epoch_isrs_copy
+    def _frozen_map(self, name: str, items: dict[Key, Any]) -> dict[Key, Any]:
+        """A copy of a grow-only map (entries are added, never changed), rebuilt only when it grew."""
+        cached = self._frozen_maps.get(name)
+        if cached is None or len(cached) != len(items):
+            cached = self._frozen_maps[name] = dict(items)
+        return cached

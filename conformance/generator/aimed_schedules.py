@@ -74,9 +74,9 @@ LEAVE = ("fence", "fence", "controlled_shutdown", "crash")
 """How `late_refusal`'s other member leaves the ISR while the refusal is held: fenced (it keeps
 heartbeating, so it is back at once, its fetches still held), shut down, or crashed."""
 
-FETCH_WAIT_MS = (50, 250)
-"""How long a follower goes on fetching after a write before its Fetches are held: within the
-flush interval (500 ms), so that some of what it fetched is not flushed when it crashes."""
+FETCH_WAIT_MS = 250
+"""Time for what is in flight to arrive and for every follower to fetch once: BrokerConfig.fast()
+fetches every 250 ms when idle and answers replica fetches within 250 ms."""
 
 
 def fetches_from(broker: int) -> dict[str, Any]:
@@ -246,11 +246,11 @@ class AimedSchedules:
         self.fall_behind(partition, fetches)
         self.send("lag_metadata", {"broker": leader})
         self.send("controlled_shutdown", {"broker": follower})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         self.send("hold", {"kind": HEARTBEAT, "from": follower})
         self.send("fail_over_controller", {"zombie": False})
         self.send("release", fetches)
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         self.send("release", {})
         self.send("tick", {"ms": SETTLE_MS})
 
@@ -301,7 +301,7 @@ class AimedSchedules:
             self.send("hold", fetches_from(others[0]))
         self.send("hold", {"kind": FETCH_RESPONSE, "to": follower})
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": 1 + bits(value, 4, 2)})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         self.send("hold", fetches_from(follower))
         for _ in range(3):  # until the follower has the write: its next Fetch, held, names the offset past it
             self.send("deliver", {"kind": FETCH_RESPONSE, "to": follower, "count": 1})
@@ -317,7 +317,7 @@ class AimedSchedules:
         self.send("duplicate", {"kind": FETCH, "from": follower, "count": 1})
         self.send("drop", {"kind": FETCH, "from": follower, "count": 1})
         self.send("release", fetches_from(follower))
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         self.send("release", {})
         self.send("tick", {"ms": SETTLE_MS})
 
@@ -356,14 +356,14 @@ class AimedSchedules:
         self.send("fence_broker", {"broker": newcomer})
         self.send("hold", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
         self.send("release", fetches_from(newcomer))
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         how = LEAVE[bits(value, 3, 2)]
         self.send("hold", fetches_from(member))
         if how == "fence":
             self.send("fence_broker", {"broker": member})
         elif how == "controlled_shutdown":
             self.send("controlled_shutdown", {"broker": member})
-            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("tick", {"ms": FETCH_WAIT_MS})
         else:
             self.send("crash", {"broker": member, "lose": LOSE_NONE})
             self.send("tick", {"ms": SESSION_EXPIRY_MS // 2})
@@ -375,7 +375,7 @@ class AimedSchedules:
         self.send("deliver", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
         self.send("release", {"kind": ALTER_PARTITION_RESPONSE, "to": leader})
         self.send("release", {"kind": HEARTBEAT, "from": newcomer})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
 
     # ------------------------------------------------------------------ a new leader whose HW lags
 
@@ -399,7 +399,7 @@ class AimedSchedules:
         self.send("hold", {"kind": FETCH_RESPONSE})
         self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": "all", "records": 1 + bits(value, 3, 2)})
         for _ in range(3):  # until the successor has the records: one answer at a time, none with their HW
-            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("tick", {"ms": FETCH_WAIT_MS})
             self.send("deliver", {"kind": FETCH_RESPONSE, "to": successor, "count": 1})
             if self.log_end(successor, key) >= self.log_end(leader, key):
                 break
@@ -408,7 +408,7 @@ class AimedSchedules:
         self.send("tick", {"ms": SESSION_EXPIRY_MS})
         for _ in range(3):  # until the successor has had a Fetch of the partition from the third replica
             self.send("deliver", {"kind": FETCH_RESPONSE, "from": successor, "to": third, "count": 1})
-            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("tick", {"ms": FETCH_WAIT_MS})
             if self.fetched_from(successor, third, key):
                 break
         if bits(value, 5, 2) and self.running(successor):
@@ -426,7 +426,7 @@ class AimedSchedules:
         self.send("produce", {"topic": TOPIC, "partition": partition, "acks": 1, "records": 1})
         self.send("tick", {"ms": SETTLE_MS})
         self.send("release", {"kind": ALTER_PARTITION})
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
 
     # ------------------------------------------------------------------ a proposal older than the ISR
 
@@ -476,7 +476,7 @@ class AimedSchedules:
             self.fall_behind(key[1], fetches_from(follower))
         self.send("hold", {"kind": ALTER_PARTITION})
         self.send("release", fetches_from(follower))
-        self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+        self.send("tick", {"ms": FETCH_WAIT_MS})
         self.send("hold", fetches_from(follower))
         if bits(value, 5, 1) and self.context.supports("crash") and self.faults.loss_allowed():
             self.faults.lossy.add(follower)
@@ -484,7 +484,7 @@ class AimedSchedules:
             self.send("restart", {"broker": follower})
             self.send("tick", {"ms": SETTLE_MS})
             self.send("release", {"kind": ALTER_PARTITION})
-            self.send("tick", {"ms": FETCH_WAIT_MS[1]})
+            self.send("tick", {"ms": FETCH_WAIT_MS})
             return
         self.answer_past_the_hw(key[1], value)
 
