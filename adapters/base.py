@@ -35,6 +35,13 @@ class UnsupportedConfiguration(Exception):
     """The target cannot run this release/config combination; the caller skips with the reason."""
 
 
+class TargetUnavailable(UnsupportedConfiguration):
+    """The system under test could not be started here — a Kafka node that did not come up, an
+    engine that would not run a container: the environment's problem, not a verdict on the target.
+    The run is skipped with this reason (which names where the node logs were kept), so a campaign
+    that tested nothing ends in exit 2 (docs/exit-codes.md)."""
+
+
 class TargetFailure(Exception):
     """The target misbehaved (crashed, hung, spoke nonsense): recorded as an outcome, never fatal."""
 

@@ -129,18 +129,25 @@ def make_option_target(spec: str) -> Target:
     return FACTORIES[name](options)
 
 
-def environment_problem(spec: str) -> str | None:
+def environment_problem(spec: str, release: str | None = None) -> str | None:
     """What keeps an adapter from running at all here, in one line, found before any campaign
     starts: no Docker engine, no Kafka distribution, nothing listening at `bootstrap`, no metadata
     log, an unknown mutant for the served controller. None when nothing is known to be wrong
-    (what depends on a run's release or configuration is still found by `open`, as a skip)."""
+    (what depends on a run's release or configuration is still found by `open`, as a skip; with
+    `release`, a container adapter's image is looked for on the engine too)."""
     if not is_option_spec(spec):
         return None
     name, options = parse_spec(spec)
     if name == "kafka-docker" or (name == "kafka-cluster" and options.get("containers")):
-        from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+        from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable, missing_image
+        from isrcheck.adapters.real_kafka.kafka_properties import image_for
 
         reason = docker_unavailable()
+        if reason is None and release is not None:
+            try:
+                reason = missing_image(image_for(release, options))
+            except ValueError as error:
+                reason = str(error)
         return None if reason is None else f"{name}: {reason}"
     if name == "kafka-local":
         from isrcheck.adapters.real_kafka.kafka_local import kafka_home_missing
@@ -152,9 +159,9 @@ def environment_problem(spec: str) -> str | None:
     return None
 
 
-def check_environment(spec: str) -> None:
-    """A usage error (exit 2, one line) when the adapter cannot run here at all."""
-    problem = environment_problem(spec)
+def check_environment(spec: str, release: str | None = None) -> None:
+    """A usage error (exit 2, one line) when the adapter cannot run here at all (for `release`)."""
+    problem = environment_problem(spec, release)
     if problem is not None:
         raise UsageError(problem)
 

@@ -1,6 +1,7 @@
-"""A real KRaft cluster on loopback: 1 or 3 controllers and 3–5 brokers started from a
-``KAFKA_HOME`` (an unpacked release), with a TCP proxy (`tcp_proxy.TcpProxy`) in front of every
-listener a fault can be put on, and the same interface over containers where Docker exists.
+"""A real KRaft cluster on loopback: 1 or 3 controllers and 3–5 brokers, processes of a
+``KAFKA_HOME`` (an unpacked release) or ``apache/kafka`` containers on the host's network
+(`node_hosts`), with a TCP proxy (`tcp_proxy.TcpProxy`) in front of every listener a fault can be
+put on — the same layout, properties, proxies and faults for both.
 
 Layout of one cluster (``base`` is the first of a block of 100 ports, 23000–23999 by default):
 
@@ -12,31 +13,32 @@ Layout of one cluster (``base`` is the first of a block of 100 ports, 23000–23
   (``controller.quorum.voters`` in the broker's file names the proxies), so one broker can be
   cut off from the controllers, or have its AlterPartition held in flight, alone.
 
-Processes: every node is ``kafka-server-start.sh`` (which execs java) in its own session/process
-group, stopped by PID (SIGTERM = clean shutdown, SIGKILL = crash), never ``kafka-server-stop.sh``
+Nodes: every node is ``kafka-server-start.sh`` (which execs java): a process in its own
+session/process group, stopped by PID (SIGTERM = clean shutdown, SIGKILL = crash), never ``kafka-server-stop.sh``
 (it signals every Kafka on the machine: /work/shared/kafka/README.md). ``LOG_DIR`` is per node
 and kept until `stop` (and after it when the run failed: the path is printed); data directories
 are removed. A watchdog process kills every process group of the cluster and removes its
 directory when the Python process that started it dies (SIGKILL included); the JVMs also get
-PR_SET_PDEATHSIG.
+PR_SET_PDEATHSIG. A container node is signalled through the engine (`docker kill`/`stop`/`pause`)
+and removed with the process's session (`docker_engine`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from isrcheck.adapters.real_kafka.kafka_properties import random_cluster_id
+from isrcheck.adapters.real_kafka.node_hosts import NodeHandle, NodeHost, ProcessNode
 from isrcheck.adapters.real_kafka.tcp_proxy import TcpProxy
 
 PORT_RANGE = (23000, 23999)
@@ -166,12 +168,6 @@ def free_base_port(first: int = PORT_RANGE[0], last: int = PORT_RANGE[1]) -> int
     raise ClusterStartError(f"no free block of 100 ports in {first}-{last}")
 
 
-def _die_with_parent() -> None:
-    """preexec_fn: SIGKILL this child when the thread that started it dies (Linux prctl)."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 WATCHDOG = r"""
 import os, signal, shutil, sys, time
 parent, pids_file, workdir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -193,6 +189,9 @@ for pid in pids:
 time.sleep(1)
 shutil.rmtree(workdir, ignore_errors=True)
 """
+"""Processes: kills the node groups and removes the run directory when the Python process dies.
+Containers of the run are removed by the session reaper (`docker_engine`); this watchdog still
+removes the directory they wrote in."""
 
 
 @dataclass
@@ -201,23 +200,29 @@ class Node:
     properties: Path
     data_dir: Path
     log_dir: Path
-    process: subprocess.Popen[bytes] | None = None
-    paused: bool = False
+    handle: NodeHandle | None = None
     started_mark: int = 0
     """server.log size when it was last launched: 'started' is looked for after it."""
 
     @property
     def pid(self) -> int | None:
-        return None if self.process is None or self.process.poll() is not None else self.process.pid
+        """The process group of a running process node (None for a container or a stopped node)."""
+        if isinstance(self.handle, ProcessNode) and self.handle.alive():
+            return self.handle.pid
+        return None
+
+    def running(self) -> bool:
+        return self.handle is not None and self.handle.alive()
 
 
 @dataclass
-class LocalKafkaCluster:
-    """The cluster of `ClusterLayout`, from ``kafka_home``. `start` → bootstrap servers."""
+class RealKafkaCluster:
+    """The cluster of `ClusterLayout` on `host` — processes of a release or `apache/kafka`
+    containers (`node_hosts`): same properties, ports, proxies and faults. `start` → bootstrap."""
 
-    kafka_home: Path
+    host: NodeHost
     layout: ClusterLayout = field(default_factory=ClusterLayout)
-    cluster_id: str = field(default_factory=lambda: _random_cluster_id())
+    cluster_id: str = field(default_factory=random_cluster_id)
     workdir: Path | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
     proxies: dict[str, TcpProxy] = field(default_factory=dict)
@@ -229,6 +234,7 @@ class LocalKafkaCluster:
     def start(self, timeout_s: float = 120.0) -> str:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"isrcheck-cluster-{self.layout.base_port}-"))
         self.start_watchdog()
+        self.host.share(str(self.workdir))
         try:
             for name in self.layout.node_names:
                 data, logs = self.workdir / "data" / name, self.workdir / "logs" / name
@@ -268,39 +274,33 @@ class LocalKafkaCluster:
 
     def env(self, node: Node) -> dict[str, str]:
         heap = CONTROLLER_HEAP if node.name.startswith("controller") else BROKER_HEAP
-        return {**os.environ, "KAFKA_HOME": str(self.kafka_home), "LOG_DIR": str(node.log_dir),
-                "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": JVM_OPTS}
+        return {"LOG_DIR": str(node.log_dir), "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": JVM_OPTS}
 
     def format_nodes(self, names: list[str]) -> None:
-        """``kafka-storage.sh format`` each node's log directory (two JVMs at a time)."""
-        storage = str(self.kafka_home / "bin" / "kafka-storage.sh")
-        for i in range(0, len(names), 2):
-            running = []
-            for name in names[i:i + 2]:
-                node = self.nodes[name]
-                env = {**self.env(node), "KAFKA_HEAP_OPTS": "-Xmx128m"}
-                running.append((name, subprocess.Popen(
-                    [storage, "format", "-t", self.cluster_id, "-c", str(node.properties)], env=env,
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                    preexec_fn=_die_with_parent)))
-            for name, process in running:
-                output, _ = process.communicate(timeout=120)
-                if process.returncode != 0:
-                    raise ClusterStartError(f"format of {name} failed: {output.decode(errors='replace')[-800:]}")
+        """``kafka-storage.sh format`` each node's log directory (two at a time)."""
+        storage = f"{self.host.kafka_root}/bin/kafka-storage.sh"
+
+        def format_one(name: str) -> tuple[str, int, str]:
+            node = self.nodes[name]
+            env = {**self.env(node), "KAFKA_HEAP_OPTS": "-Xmx128m"}
+            code, output = self.host.run_tool([storage, "format", "-t", self.cluster_id, "-c", str(node.properties)],
+                                              env, 120)
+            return name, code, output
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for name, code, output in pool.map(format_one, names):
+                if code != 0:
+                    raise ClusterStartError(f"format of {name} failed: {output[-800:]}")
 
     def launch(self, name: str) -> None:
         node = self.nodes[name]
         node.started_mark = self.log_size(name)  # before the child can write its first line
-        out = open(node.log_dir / "stdout.log", "ab")  # noqa: SIM115 - the child owns it
-        node.process = subprocess.Popen(
-            [str(self.kafka_home / "bin" / "kafka-server-start.sh"), str(node.properties)], env=self.env(node),
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=_die_with_parent)
-        out.close()
-        node.paused = False
+        node.handle = self.host.start(name, [f"{self.host.kafka_root}/bin/kafka-server-start.sh", str(node.properties)],
+                                      self.env(node), node.log_dir / "stdout.log")
         assert self.workdir is not None
-        with open(self.workdir / "pids", "a") as pids:
-            pids.write(f"{node.process.pid}\n")
+        if node.pid is not None:
+            with open(self.workdir / "pids", "a") as pids:
+                pids.write(f"{node.pid}\n")
 
     def log_size(self, name: str) -> int:
         path = self.nodes[name].log_dir / "server.log"
@@ -321,8 +321,8 @@ class LocalKafkaCluster:
         while waiting:
             for name in list(waiting):
                 node = self.nodes[name]
-                if node.process is not None and node.process.poll() is not None:
-                    raise ClusterStartError(f"{name} exited with {node.process.returncode}; logs: {node.log_dir}")
+                if node.handle is not None and not node.handle.alive() and not self.started(name):
+                    raise ClusterStartError(f"{name} exited while starting; logs: {node.log_dir}")
                 if self.started(name):
                     waiting.remove(name)
             if waiting and time.monotonic() > deadline:
@@ -335,7 +335,7 @@ class LocalKafkaCluster:
         """Kill every node (SIGKILL: the run is over), stop the proxies and the watchdog, remove the
         data; keep the logs (and print where) when the run failed."""
         for node in self.nodes.values():
-            self.kill_group(node)
+            self.kill(node.name)
         for proxy in self.proxies.values():
             proxy.stop()
         self.proxies.clear()
@@ -356,61 +356,41 @@ class LocalKafkaCluster:
         self.nodes.clear()
         self.workdir = None
 
-    def kill_group(self, node: Node) -> None:
-        process = node.process
-        if process is None:
-            return
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGCONT)
-                os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=15)
-        node.process = None
-        node.paused = False
-
     # ------------------------------------------------------------------ faults
 
     def running(self, name: str) -> bool:
-        return self.nodes[name].pid is not None
+        return self.nodes[name].running()
 
     def kill(self, name: str) -> None:
         """SIGKILL (a crash: no controlled shutdown, unflushed page cache survives on a real OS)."""
-        self.kill_group(self.nodes[name])
+        node = self.nodes[name]
+        if node.handle is not None:
+            node.handle.kill()
+        node.handle = None
 
     def terminate(self, name: str, timeout_s: float = 60.0) -> None:
         """SIGTERM: a clean shutdown (controlled shutdown for a broker); SIGKILL if it hangs."""
         node = self.nodes[name]
-        if node.process is None or node.process.poll() is not None:
-            node.process = None
-            return
-        if node.paused:
-            self.resume(name)
-        os.kill(node.process.pid, signal.SIGTERM)
-        try:
-            node.process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill_group(node)
-        node.process = None
+        if node.handle is not None:
+            node.handle.terminate(timeout_s)
+        node.handle = None
 
     def pause(self, name: str) -> None:
-        """SIGSTOP (a GC pause / frozen VM)."""
+        """SIGSTOP (a GC pause / frozen VM); `docker pause` for a container."""
         node = self.nodes[name]
-        if node.pid is not None and not node.paused:
-            os.killpg(node.pid, signal.SIGSTOP)
-            node.paused = True
+        if node.handle is not None:
+            node.handle.pause()
 
     def resume(self, name: str) -> None:
         node = self.nodes[name]
-        if node.pid is not None and node.paused:
-            os.killpg(node.pid, signal.SIGCONT)
-        node.paused = False
+        if node.handle is not None:
+            node.handle.resume()
 
     def restart(self, name: str, wipe: bool = False, wait: bool = True, timeout_s: float = 90.0) -> None:
         """Start a stopped node again (killing it first if it runs); `wipe` empties its log
         directory and formats it again, same cluster id and node id (disk loss)."""
         node = self.nodes[name]
-        if node.pid is not None:
+        if node.running():
             self.kill(name)
         if wipe:
             shutil.rmtree(node.data_dir, ignore_errors=True)
@@ -429,73 +409,3 @@ class LocalKafkaCluster:
 
     def log_dirs(self) -> dict[str, str]:
         return {name: str(node.log_dir) for name, node in self.nodes.items()}
-
-
-def _random_cluster_id() -> str:
-    """Kafka's `Uuid.randomUuid().toString()` form, never starting with '-' (Kafka's own
-    `Uuid.randomUuid` draws again too): `kafka-storage.sh format -t -…` takes it for an option and
-    the cluster does not start (1 run in 64 did not)."""
-    import base64
-
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
-
-
-class ContainerKafkaCluster:
-    """The same interface over Docker containers (`kafka_containers.KafkaClusterContainers`),
-    where Docker exists: kill/pause/resume/terminate/restart(wipe) map to container operations;
-    there are no proxies (network faults are Docker network disconnects of a whole broker)."""
-
-    def __init__(self, image: str, layout: ClusterLayout) -> None:
-        from isrcheck.adapters.real_kafka.kafka_containers import KafkaClusterContainers
-
-        self.layout = layout
-        ports = [layout.client_port(b) for b in range(1, layout.brokers + 1)]
-        self.containers = KafkaClusterContainers(image, brokers=layout.brokers, controllers=layout.controllers,
-                                                 session_timeout_ms=layout.session_timeout_ms, host_ports=ports)
-        self.proxies: dict[str, TcpProxy] = {}
-        self.failed = False
-        self.down: set[str] = set()
-
-    def start(self, timeout_s: float = 120.0) -> str:
-        return str(self.containers.start())
-
-    @property
-    def bootstrap(self) -> str:
-        return str(self.containers.bootstrap)
-
-    def running(self, name: str) -> bool:
-        return name not in self.down
-
-    def kill(self, name: str) -> None:
-        self.containers.fault("kill", name)
-        self.down.add(name)
-
-    def terminate(self, name: str, timeout_s: float = 60.0) -> None:
-        self.containers.fault("stop", name)
-        self.down.add(name)
-
-    def pause(self, name: str) -> None:
-        self.containers.fault("pause", name)
-
-    def resume(self, name: str) -> None:
-        with contextlib.suppress(Exception):  # not paused
-            self.containers.fault("unpause", name)
-
-    def restart(self, name: str, wipe: bool = False, wait: bool = True, timeout_s: float = 90.0) -> None:
-        self.containers.fault("restart_empty" if wipe else ("start" if name in self.down else "restart"), name)
-        self.down.discard(name)
-
-    def proxy(self, key: str) -> TcpProxy:
-        raise KeyError(f"no proxy {key!r}: containers have no per-link proxies (use disconnect)")
-
-    def broker_proxies(self, b: int) -> list[TcpProxy]:
-        return []
-
-    def log_dirs(self) -> dict[str, str]:
-        return {}
-
-    def stop(self, keep_logs: bool | None = None) -> None:
-        self.containers.stop()

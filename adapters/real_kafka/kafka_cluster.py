@@ -40,15 +40,22 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from isrcheck.adapters.base import CLUSTER, Args, Result, Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.adapters.base import (
+    CLUSTER,
+    Args,
+    Result,
+    Target,
+    TargetUnavailable,
+    UnsupportedConfiguration,
+)
 from isrcheck.adapters.real_kafka.cluster_processes import (
     ClusterLayout,
     ClusterStartError,
-    ContainerKafkaCluster,
-    LocalKafkaCluster,
+    RealKafkaCluster,
     free_base_port,
     resolve_kafka_home,
 )
+from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, NodeStartError, ProcessHost
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
@@ -67,7 +74,7 @@ class KafkaClusterTarget(Target):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
-        self.cluster: LocalKafkaCluster | ContainerKafkaCluster | None = None
+        self.cluster: RealKafkaCluster | None = None
         self.admin: Any = None
         self.producers: dict[str, Any] = {}
         self.offsets_consumer: Any = None
@@ -85,33 +92,45 @@ class KafkaClusterTarget(Target):
                              base_port=base, session_timeout_ms=int(o.get("session-timeout-ms", 6000)),
                              min_insync_replicas=int(o.get("min-insync-replicas", 2)))
 
-    def open(self, release: str, config: Mapping[str, Any]) -> None:
-        self.release = release
-        try:
-            layout = self.layout()
-        except ClusterStartError as error:
-            raise TargetFailure("crash", f"the cluster did not start: {error}") from None
+    def node_host(self, release: str) -> NodeHost:
+        """Containers of the release's image (`containers=1`) or processes of its KAFKA_HOME; what
+        is missing for either is an UnsupportedConfiguration (one line, exit 2)."""
         if self.options.get("containers"):
-            from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+            from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable, missing_image
             from isrcheck.adapters.real_kafka.kafka_properties import image_for
 
             reason = docker_unavailable()
             if reason is not None:
                 raise UnsupportedConfiguration(reason)
-            self.cluster = ContainerKafkaCluster(image_for(release, self.options), layout)
-        else:
-            home = resolve_kafka_home(release, self.options.get("kafka-home"))
-            if home is None:
-                raise UnsupportedConfiguration(f"no KAFKA_HOME for Kafka {release}: give kafka-home=DIR, set "
-                                               "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
-            if not (home / "bin" / "kafka-server-start.sh").exists():
-                raise UnsupportedConfiguration(f"{home} is not a Kafka distribution (no bin/kafka-server-start.sh)")
-            self.cluster = LocalKafkaCluster(home, layout)
+            try:
+                image = image_for(release, self.options)
+            except ValueError as error:
+                raise UnsupportedConfiguration(str(error)) from None
+            reason = missing_image(image)
+            if reason is not None:
+                raise UnsupportedConfiguration(reason)
+            return ContainerHost(image)
+        home = resolve_kafka_home(release, self.options.get("kafka-home"))
+        if home is None:
+            raise UnsupportedConfiguration(f"no KAFKA_HOME for Kafka {release}: give kafka-home=DIR, set "
+                                           "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
+        if not (home / "bin" / "kafka-server-start.sh").exists():
+            raise UnsupportedConfiguration(f"{home} is not a Kafka distribution (no bin/kafka-server-start.sh)")
+        return ProcessHost(home)
+
+    def open(self, release: str, config: Mapping[str, Any]) -> None:
+        self.release = release
+        try:
+            layout = self.layout()
+        except ClusterStartError as error:
+            raise TargetUnavailable(f"the cluster did not start: {error}") from None
+        host = self.node_host(release)
+        self.cluster = RealKafkaCluster(host, layout)
         try:
             bootstrap = self.cluster.start()
-        except ClusterStartError as error:
+        except (ClusterStartError, NodeStartError) as error:
             self.cluster = None
-            raise TargetFailure("crash", f"the cluster did not start: {error}") from None
+            raise TargetUnavailable(f"the cluster ({host.description}) did not start: {error}") from None
         from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)

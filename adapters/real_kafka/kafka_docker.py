@@ -14,7 +14,7 @@ from __future__ import annotations
 from isrcheck.adapters.base import Target, UnsupportedConfiguration
 from isrcheck.adapters.kafka_wire.controller_endpoints import ControllerEndpoint
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
-from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable
 from isrcheck.adapters.real_kafka.kafka_launcher import DockerRunner, KafkaControllers
 from isrcheck.adapters.real_kafka.kafka_properties import image_for
 

@@ -37,13 +37,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from isrcheck.adapters.base import TargetFailure
+from isrcheck.adapters.base import TargetFailure, TargetUnavailable
 from isrcheck.adapters.kafka_wire.controller_endpoints import ControllerEndpoint
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.metadata_fetch import MetadataFetchError, RaftFetchSource
 from isrcheck.adapters.kafka_wire.metadata_schema import RecordDecoder
-from isrcheck.adapters.real_kafka.kafka_containers import random_cluster_id
-from isrcheck.adapters.real_kafka.kafka_properties import NodeConfig, controller_node, start_script
+from isrcheck.adapters.real_kafka.kafka_properties import NodeConfig, controller_node, random_cluster_id, start_script
+from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHandle, NodeStartError
 from isrcheck.adapters.wire import KafkaConnection, WireError
 
 WATCHDOG = Path(__file__).with_name("kafka_watchdog.py")
@@ -207,71 +207,76 @@ class LocalRunner:
 
 
 @dataclass
-class ContainerNode:
+class HostedNode:
+    """A controller started on a `NodeHost` (a container of the image under test)."""
+
     node_id: int
     address: tuple[str, int]
-    container: Any
+    handle: NodeHandle
 
     def alive(self) -> bool:
-        wrapped = self.container.get_wrapped_container()
-        wrapped.reload()
-        return bool(wrapped.status == "running")
+        return self.handle.alive()
 
     def stop(self, crash: bool = False) -> None:
-        wrapped = self.container.get_wrapped_container()
         if crash:
-            wrapped.kill()
+            self.handle.kill()
         else:
-            wrapped.stop(timeout=15)
+            self.handle.terminate(30)
 
 
 class DockerRunner:
-    """Nodes as `apache/kafka` containers (controller port published on a host port); the schemas
-    come from the image's own `kafka-metadata` jar. [UNTESTED here: no Docker engine on the
-    development machine — the code path it shares with LocalRunner is what the tests cover.]"""
+    """Nodes as containers of an `apache/kafka` image on the host's network (`node_hosts`): the same
+    properties, 127.0.0.1 listeners, start script and directories as `LocalRunner` (bind-mounted at
+    their own paths), so logs are kept and read alike; the schemas come from the image's own
+    `kafka-metadata` jar. Containers are removed at `close`, and by the session reaper
+    (`docker_engine`) whenever isrcheck ends."""
 
-    def __init__(self, image: str) -> None:
+    def __init__(self, image: str, heap: str = "-Xmx512m") -> None:
         self.image = image
-        self.description = image
-        self.containers: list[ContainerNode] = []
+        self.heap = heap
+        self.description = f"image {image}"
         self.work = tempfile.mkdtemp(prefix="isrcheck-docker-")
+        self.data = tempfile.mkdtemp(prefix="isrcheck-docker-data-", dir=data_base())
+        self.host = ContainerHost(image, [self.work, self.data])
+        self.nodes: list[HostedNode] = []
+        self.starts = 0
 
-    def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> ContainerNode:
-        from testcontainers.core.container import DockerContainer
-
-        host_port = int(node.listeners.rpartition(":")[2])
-        inside = replace(node, listeners=f"CONTROLLER://0.0.0.0:{host_port}")
-        script = start_script(inside, cluster_id, settings)
-        container = (DockerContainer(self.image).with_command(["sh", "-c", script]).with_kwargs(
-            entrypoint=[], network_mode="host"))
-        container.start()
-        running = ContainerNode(node.node_id, ("127.0.0.1", host_port), container)
-        self.containers.append(running)
+    def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> HostedNode:
+        self.starts += 1
+        name = f"node{node.node_id}"
+        log_dir = f"{self.work}/{name}-logs"
+        os.makedirs(log_dir, exist_ok=True)
+        node = replace(node, data_dir=f"{self.data}/{name}")
+        script = start_script(node, cluster_id, settings, kafka_root=self.host.kafka_root,
+                              properties_path=f"{self.work}/{name}.properties")
+        env = {"LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", self.heap)}
+        handle = self.host.start(name, ["sh", "-c", script], env, Path(log_dir) / f"console-{self.starts}.out")
+        host, _, port = node.listeners.partition("://")[2].rpartition(":")
+        running = HostedNode(node.node_id, (host, int(port)), handle)
+        self.nodes.append(running)
         return running
 
     def decoder(self) -> RecordDecoder:
-        if not self.containers:
-            raise TargetFailure("error", "no container to read the kafka-metadata jar from")
-        result = self.containers[0].container.exec(["sh", "-c", "cat /opt/kafka/libs/kafka-metadata-*.jar"])
-        jar = Path(self.work) / "kafka-metadata.jar"
-        jar.write_bytes(result.output if hasattr(result, "output") else result[1])
         from isrcheck.adapters.kafka_wire.metadata_schema import load_schemas
 
+        jar = Path(self.work) / "kafka-metadata.jar"
+        code, output = self.host.run_tool(
+            ["sh", "-c", f"cp {self.host.kafka_root}/libs/kafka-metadata-*.jar {jar}"], {}, 60)
+        if code != 0 or not jar.exists():
+            raise TargetFailure("error", f"{self.image}: no kafka-metadata jar in {self.host.kafka_root}/libs: "
+                                         f"{output.strip()[-300:]}")
         return RecordDecoder(load_schemas(jar))
 
     def close(self, keep_logs: bool) -> str | None:
-        kept = None
-        for node in self.containers:
-            if keep_logs:
-                kept = self.work
-                logs = node.container.get_wrapped_container().logs()
-                Path(self.work, f"node{node.node_id}.log").write_bytes(logs)
-            with contextlib.suppress(Exception):
-                node.container.stop()
-        self.containers.clear()
-        if kept is None:
-            shutil.rmtree(self.work, ignore_errors=True)
-        return kept
+        for node in self.nodes:
+            node.stop(crash=True)
+        self.nodes.clear()
+        self.host.remove_all()
+        shutil.rmtree(self.data, ignore_errors=True)
+        if keep_logs:
+            return self.work
+        shutil.rmtree(self.work, ignore_errors=True)
+        return None
 
 
 # ---------------------------------------------------------------------------------------- quorum
@@ -340,10 +345,12 @@ class KafkaControllers:
                 wait_until_serving(node, deadline)
             self.decoder = runner.decoder()
             leader = self.leader_address(deadline)
-        except (TargetFailure, OSError, MetadataFetchError) as error:
+        except (TargetFailure, OSError, MetadataFetchError, NodeStartError) as error:
             self.failed = True
             kept = self.close()
-            raise TargetFailure("crash", f"{runner.description}: {error} (node logs kept in {kept})") from error
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise TargetUnavailable(
+                f"{runner.description} did not start: {first} (node logs kept in {kept})") from error
         decoder = self.decoder
         self.endpoint = ControllerEndpoint(
             leader[0], leader[1], lambda: RaftFetchSource(leader[0], leader[1], decoder, voters=self.voters),

@@ -1,9 +1,9 @@
 """server.properties and command lines for real KRaft nodes (controller.md §9.3), as plain data.
 
 Rendering is separate from launching so it is tested without Docker or a Kafka distribution:
-`isrcheck.adapters.real_kafka.kafka_containers` and `isrcheck.adapters.real_kafka.kafka_local` only write these files
-and run these
-commands. A controller-only node is formatted with the release/metadata.version under test
+`isrcheck.adapters.real_kafka.kafka_launcher` and `isrcheck.adapters.real_kafka.cluster_processes`
+only write these files and run these commands, in processes or containers alike. A
+controller-only node is formatted with the release/metadata.version under test
 (`--release-version`), the ELR feature decided explicitly on 4.x (`--feature
 eligible.leader.replicas.version=0|1`), `auto.leader.rebalance.enable=false` (no asynchronous
 preferred elections) and the session timeout chosen by the harness.
@@ -11,6 +11,8 @@ preferred elections) and the session timeout chosen by the harness.
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -23,7 +25,16 @@ DEFAULT_TAGS = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.1", "4.0": "4.0.0", 
 KAFKA_ROOT = "/opt/kafka"
 CONTROLLER_PORT = 9093
 DATA_DIR = "/var/lib/kafka/data"
-METADATA_SEGMENT_DIR = f"{DATA_DIR}/__cluster_metadata-0"
+
+
+def random_cluster_id() -> str:
+    """Kafka's `Uuid.randomUuid().toString()` form, never starting with '-' (Kafka's own
+    `Uuid.randomUuid` draws again too): `kafka-storage.sh format -t -…` takes it for an option and
+    the node does not start (1 run in 64 did not)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def image_for(release: str, options: Mapping[str, str]) -> str:
@@ -88,32 +99,6 @@ def controller_node(settings: ControllerSettings, session_timeout_ms: int, node_
                       heartbeat_interval_ms=max(100, session_timeout_ms // 4), extra=extra)
 
 
-INTERNAL_PORT = 19092
-
-
-def cluster_nodes(controllers: int, brokers: int, session_timeout_ms: int, host_ports: list[int],
-                  replica_lag_ms: int = 3000, min_insync_replicas: int = 2) -> list[NodeConfig]:
-    """Isolated-mode cluster (landscape.md §4): controllers 1..c and brokers 101..100+b on one
-    Docker network (aliases `controller-N` / `broker-N`). Brokers talk to each other on
-    PLAINTEXT (`broker-N:19092`) and to the host's clients on EXTERNAL (`localhost:<host port>`,
-    published 1:1); timeouts tuned so ISR changes show in seconds."""
-    voters = ",".join(f"{i}@controller-{i}:{CONTROLLER_PORT}" for i in range(1, controllers + 1))
-    common = {"replica.lag.time.max.ms": str(replica_lag_ms), "min.insync.replicas": str(min_insync_replicas),
-              "default.replication.factor": "3", "unclean.leader.election.enable": "false",
-              "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT"}
-    nodes = [NodeConfig(i, "controller", voters, f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}",
-                        session_timeout_ms=session_timeout_ms, extra=common)
-             for i in range(1, controllers + 1)]
-    nodes += [NodeConfig(100 + b, "broker", voters,
-                         f"PLAINTEXT://0.0.0.0:{INTERNAL_PORT},EXTERNAL://0.0.0.0:{host_ports[b - 1]}",
-                         advertised_listeners=f"PLAINTEXT://broker-{b}:{INTERNAL_PORT},"
-                                              f"EXTERNAL://localhost:{host_ports[b - 1]}",
-                         session_timeout_ms=session_timeout_ms,
-                         heartbeat_interval_ms=max(100, session_timeout_ms // 4), extra=common)
-              for b in range(1, brokers + 1)]
-    return nodes
-
-
 def format_command(settings: ControllerSettings, cluster_id: str, properties_path: str,
                    kafka_root: str = KAFKA_ROOT) -> list[str]:
     """`kafka-storage.sh format` with the metadata.version and (4.x) the ELR feature under test."""
@@ -140,9 +125,3 @@ def start_script(node: NodeConfig, cluster_id: str, settings: ControllerSettings
         f"{formatting}\n"
         f"exec {kafka_root}/bin/kafka-server-start.sh {properties_path}\n"
     )
-
-
-def dump_log_command(segment_dir: str = METADATA_SEGMENT_DIR, kafka_root: str = KAFKA_ROOT) -> str:
-    """Shell command printing every record of the metadata log's segments (§9.4 item 2)."""
-    return (f"KAFKA_HEAP_OPTS=-Xmx128m {kafka_root}/bin/kafka-dump-log.sh --cluster-metadata-decoder "
-            f"--files $(ls {segment_dir}/*.log | paste -sd, -)")

@@ -10,8 +10,13 @@ end only isrcheck holds. It starts COMMAND in its own process group and then:
   group (SIGTERM, SIGKILL after 10 s) and removes every DIR unless KEEP was received;
 * when COMMAND ends on its own, the watchdog exits with its status.
 
+Run as ``python kafka_watchdog.py --reap-session SESSION`` it is the reaper of a process's
+containers (`docker_engine`): it waits for end of file on stdin and then removes every container
+labelled ``isrcheck.session=SESSION`` (docker's Python SDK, which testcontainers brings).
+
 It is started by path (not by module name) so it runs even while the package layout changes, and
-uses nothing but the standard library. The same idea as `serve-controller --stop-on-stdin-eof`.
+uses nothing but the standard library (and the Docker SDK for reaping). The same idea as
+`serve-controller --stop-on-stdin-eof`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,24 @@ def stop_group(process: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(process.pid, sig)
 
 
+def reap(session: str) -> int:
+    """Block until stdin closes, then remove the session's containers."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    for _ in sys.stdin.buffer:
+        pass
+    import docker
+
+    engine = docker.from_env(timeout=60)
+    for container in engine.containers.list(all=True, filters={"label": f"isrcheck.session={session}"}):
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--reap-session"] and len(argv) == 2:
+        return reap(argv[1])
     remove: list[str] = []
     while argv[:1] == ["--remove"]:
         remove.append(argv[1])

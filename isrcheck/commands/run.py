@@ -183,7 +183,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
             shrink_budget_s=args.shrink_budget,
         ))
-    check_environment(args.adapter)  # Docker, KAFKA_HOME, a listening controller: before any campaign
+    check_environment(args.adapter, release)  # Docker and its image, KAFKA_HOME, a listening controller: first
     return configs, skipped
 
 

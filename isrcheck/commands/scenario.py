@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     scenarios = load_all(args.files)
     args.adapter = with_cli_options(args.adapter, args.bootstrap, args.kafka)
     target = make_target(args.adapter)
-    check_environment(args.adapter)
+    check_environment(args.adapter, args.kafka)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     try:
         first_skip = run_all(args, scenarios, target, release, counts)

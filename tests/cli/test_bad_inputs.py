@@ -145,7 +145,7 @@ def test_a_bad_input_is_one_line_and_its_exit_code(tmp_path: Path, name: str, ar
 def test_docker_adapters_without_docker_are_an_environment_error(tmp_path: Path) -> None:
     """Without a Docker engine, kafka-docker is exit 2 before any campaign — not a finding (it
     once printed `FOUND error:engine::` and exited 1)."""
-    from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+    from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable
 
     if docker_unavailable() is None:
         pytest.skip("a Docker engine is reachable here")

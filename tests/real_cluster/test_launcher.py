@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, LocalKafkaCluster, free_base_port
+from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, RealKafkaCluster, free_base_port
+from isrcheck.adapters.real_kafka.node_hosts import ProcessHost
 
 START = """#!/bin/sh
 echo "[$(date)] INFO [KafkaRaftServer nodeId=0] Kafka Server started" >> "$LOG_DIR/server.log"
@@ -53,7 +54,7 @@ def wait_for_state(pid: int | None, state: str) -> bool:
 
 
 def test_nodes_run_in_their_own_groups_and_stop_cleanly(fake_home: Path) -> None:
-    cluster = LocalKafkaCluster(fake_home, ClusterLayout(brokers=3, base_port=free_base_port()))
+    cluster = RealKafkaCluster(ProcessHost(fake_home), ClusterLayout(brokers=3, base_port=free_base_port()))
     cluster.start(timeout_s=30)
     workdir = cluster.workdir
     assert workdir is not None
@@ -76,7 +77,7 @@ def test_nodes_run_in_their_own_groups_and_stop_cleanly(fake_home: Path) -> None
 
 
 def test_logs_are_kept_when_the_run_failed(fake_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = LocalKafkaCluster(fake_home, ClusterLayout(brokers=3, base_port=free_base_port()))
+    cluster = RealKafkaCluster(ProcessHost(fake_home), ClusterLayout(brokers=3, base_port=free_base_port()))
     cluster.start(timeout_s=30)
     workdir = cluster.workdir
     assert workdir is not None
@@ -90,8 +91,9 @@ def test_logs_are_kept_when_the_run_failed(fake_home: Path, capsys: pytest.Captu
 CHILD = """
 import sys, time
 from pathlib import Path
-from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, LocalKafkaCluster, free_base_port
-cluster = LocalKafkaCluster(Path(sys.argv[1]), ClusterLayout(brokers=3, base_port=free_base_port()))
+from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, RealKafkaCluster, free_base_port
+from isrcheck.adapters.real_kafka.node_hosts import ProcessHost
+cluster = RealKafkaCluster(ProcessHost(Path(sys.argv[1])), ClusterLayout(brokers=3, base_port=free_base_port()))
 cluster.start(timeout_s=30)
 print(cluster.workdir, *[node.pid for node in cluster.nodes.values()], flush=True)
 time.sleep(600)
@@ -118,8 +120,8 @@ def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) 
     option. The first UUID drawn here encodes to '-…' (first byte 0xF8); the id must be the next."""
     import uuid
 
-    from isrcheck.adapters.real_kafka import cluster_processes
+    from isrcheck.adapters.real_kafka import kafka_properties
 
     drawn = iter([uuid.UUID(bytes=bytes([0xF8]) + bytes(15)), uuid.UUID(bytes=bytes([0x10]) + bytes(15))])
-    monkeypatch.setattr(cluster_processes.uuid, "uuid4", lambda: next(drawn))
-    assert cluster_processes._random_cluster_id() == "EAAAAAAAAAAAAAAAAAAAAA"
+    monkeypatch.setattr(kafka_properties.uuid, "uuid4", lambda: next(drawn))
+    assert kafka_properties.random_cluster_id() == "EAAAAAAAAAAAAAAAAAAAAA"

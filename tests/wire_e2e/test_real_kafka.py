@@ -8,11 +8,9 @@ import pytest
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.kafka_dump_log import DumpLogSource, parse_dump
 from isrcheck.adapters.kafka_wire.metadata_image import MetadataImage
-from isrcheck.adapters.real_kafka.kafka_containers import docker_unavailable
+from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable
 from isrcheck.adapters.real_kafka.kafka_properties import (
-    cluster_nodes,
     controller_node,
-    dump_log_command,
     format_command,
     image_for,
     start_script,
@@ -70,17 +68,6 @@ def test_controller_node_follows_the_setup_that_avoids_surprises() -> None:
     script = start_script(controller_node(settings, 2000), "CID", settings)
     assert script.index("kafka-storage.sh format") < script.index("exec /opt/kafka/bin/kafka-server-start.sh")
     assert ".isrcheck-wipe" in script
-    assert "--cluster-metadata-decoder" in dump_log_command()
-
-
-def test_cluster_nodes_give_brokers_internal_and_host_listeners() -> None:
-    nodes = cluster_nodes(1, 3, 6000, [29092, 29093, 29094])
-    assert [n.roles for n in nodes] == ["controller", "broker", "broker", "broker"]
-    broker = nodes[2].properties()
-    assert broker["node.id"] == "102"
-    assert broker["advertised.listeners"] == "PLAINTEXT://broker-2:19092,EXTERNAL://localhost:29093"
-    assert broker["inter.broker.listener.name"] == "PLAINTEXT"
-    assert broker["controller.quorum.voters"] == "1@controller-1:9093"
 
 
 def test_images_by_release() -> None:
