@@ -1,6 +1,6 @@
 """Real Kafka: everything that can be checked without Docker runs here (rendered properties and
-command lines, dump-log parsing); the tests
-that need a Docker engine or KAFKA_HOME are marked `docker` and skip with a one-line reason."""
+command lines, dump-log parsing); real
+controllers are in tests/wire_e2e/test_kafka_home.py, containers in tests/containers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.kafka_dump_log import DumpLogSource, parse_dump
 from isrcheck.adapters.kafka_wire.metadata_image import MetadataImage
-from isrcheck.adapters.real_kafka.docker_engine import docker_unavailable
 from isrcheck.adapters.real_kafka.kafka_properties import (
     controller_node,
     format_command,
@@ -88,42 +87,5 @@ def test_cluster_target_surface() -> None:
     assert getattr(target, "black_box_history", False)  # judged on its history (tests/cluster_history)
 
 
-docker_reason = docker_unavailable()
-
-
-@pytest.mark.docker
-@pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
-@pytest.mark.parametrize("release", ["3.9", "4.1"])
-def test_scenarios_against_a_real_controller_in_docker(release: str) -> None:
-    from .conftest import isrcheck
-
-    result = isrcheck("scenario", "conformance/scenarios/alter_partition_validation.yaml",
-                      "conformance/scenarios/broker_lifecycle.yaml", "--adapter", "kafka-docker", "--kafka", release,
-                      timeout=1800)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-
-
-@pytest.mark.docker
-@pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
-def test_engine_against_a_real_controller_in_docker() -> None:
-    from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
-
-    result = run_campaign(CampaignConfig(adapter="kafka-docker", release="3.9", examples=3, steps=15, seed=1,
-                                         batch_size=3))
-    assert not result.found, result.examples
-
-
-@pytest.mark.docker
-@pytest.mark.skipif(docker_reason is not None, reason=str(docker_reason))
-def test_real_cluster_in_containers_keeps_acknowledged_records() -> None:
-    from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
-    from isrcheck.conformance.engine.cluster_history import run_history
-    from isrcheck.conformance.properties.cluster_history import HistoryConfig
-
-    steps = [("create_topic", {"topic": "t"}), ("produce", {"topic": "t", "records": 3}), ("crash", {"broker": 2}),
-             ("produce", {"topic": "t", "records": 3}), ("restart", {"broker": 2})]
-    _, violations = run_history(KafkaClusterTarget({"containers": "1"}), "3.9", steps, HistoryConfig())
-    assert violations == [], [v.to_json() for v in violations]
-
-
+# Containers: tests/containers (docker-marked; CI builds the images and requires them).
 # Real controllers from KAFKA_HOME: tests/wire_e2e/test_kafka_home.py (runs wherever ../shared/kafka exists).
