@@ -8,7 +8,8 @@ job should not need it):
 
 * a reaper — `kafka_watchdog.py --reap-session SESSION`, started with the first container, holding
   the read end of a pipe only this process writes: when the pipe closes (normal end, SIGINT,
-  SIGKILL of isrcheck alike) it removes every container of the session;
+  SIGKILL of isrcheck alike) it removes every container of the session, and the run directories
+  they wrote in (`remove_with_session`) unless a failed run keeps them;
 * a sweep — before the first container of a process, containers whose `isrcheck.owner` is a
   process of this host that no longer exists are removed (a reaper that was itself killed).
 
@@ -84,6 +85,17 @@ def session_labels() -> dict[str, str]:
     return {SESSION_LABEL: str(_session["session"]), OWNER_LABEL: owner()}
 
 
+def remove_with_session(path: str, keep: bool = False) -> None:
+    """Have the reaper remove the run directory `path` when this process ends — or, with `keep`,
+    leave it (a failed run's logs)."""
+    session_labels()
+    reaper = _session["reaper"]
+    if reaper.stdin is not None:
+        with contextlib.suppress(OSError):
+            reaper.stdin.write(f"{'KEEP' if keep else 'REMOVE'} {path}\n".encode())
+            reaper.stdin.flush()
+
+
 def stop_reaper(reaper: subprocess.Popen[bytes]) -> None:
     """Close the reaper's pipe (it removes what is left of the session) and wait for it."""
     if reaper.stdin is not None:
@@ -103,8 +115,8 @@ def sweep_orphans() -> int:
     host = socket.gethostname()
     gone = 0
     with contextlib.suppress(Exception):
-        for container in client().containers.list(all=True, filters={"label": OWNER_LABEL}):
-            owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
+        for container in client().containers.list(all=True, sparse=True, filters={"label": OWNER_LABEL}):
+            owner_host, _, pid = str((container.attrs.get("Labels") or {}).get(OWNER_LABEL, "")).rpartition(":")
             if owner_host == host and pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
@@ -114,7 +126,7 @@ def sweep_orphans() -> int:
 
 def _remove(filters: dict[str, str]) -> int:
     removed = 0
-    for container in client().containers.list(all=True, filters=filters):
+    for container in client().containers.list(all=True, sparse=True, filters=filters):
         with contextlib.suppress(Exception):
             container.remove(force=True)
             removed += 1

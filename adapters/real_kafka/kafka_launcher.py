@@ -42,6 +42,7 @@ from isrcheck.adapters.kafka_wire.controller_endpoints import ControllerEndpoint
 from isrcheck.adapters.kafka_wire.controller_settings import ControllerSettings
 from isrcheck.adapters.kafka_wire.metadata_fetch import MetadataFetchError, RaftFetchSource
 from isrcheck.adapters.kafka_wire.metadata_schema import RecordDecoder
+from isrcheck.adapters.real_kafka.docker_engine import remove_with_session
 from isrcheck.adapters.real_kafka.kafka_properties import NodeConfig, controller_node, random_cluster_id, start_script
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHandle, NodeStartError
 from isrcheck.adapters.wire import KafkaConnection, WireError
@@ -238,6 +239,8 @@ class DockerRunner:
         self.work = tempfile.mkdtemp(prefix="isrcheck-docker-")
         self.data = tempfile.mkdtemp(prefix="isrcheck-docker-data-", dir=data_base())
         self.host = ContainerHost(image, [self.work, self.data])
+        for directory in (self.work, self.data):
+            remove_with_session(directory)
         self.nodes: list[HostedNode] = []
         self.starts = 0
 
@@ -274,6 +277,7 @@ class DockerRunner:
         self.host.remove_all()
         shutil.rmtree(self.data, ignore_errors=True)
         if keep_logs:
+            remove_with_session(self.work, keep=True)
             return self.work
         shutil.rmtree(self.work, ignore_errors=True)
         return None

@@ -11,8 +11,10 @@ end only isrcheck holds. It starts COMMAND in its own process group and then:
 * when COMMAND ends on its own, the watchdog exits with its status.
 
 Run as ``python kafka_watchdog.py --reap-session SESSION`` it is the reaper of a process's
-containers (`docker_engine`): it waits for end of file on stdin and then removes every container
-labelled ``isrcheck.session=SESSION`` (docker's Python SDK, which testcontainers brings).
+containers (`docker_engine`): ``REMOVE DIR`` / ``KEEP DIR`` lines on stdin name the run
+directories those containers wrote in; at end of file it removes every container labelled
+``isrcheck.session=SESSION`` (docker's Python SDK, which testcontainers brings), then every
+directory named by REMOVE and not by KEEP.
 
 It is started by path (not by module name) so it runs even while the package layout changes, and
 uses nothing but the standard library (and the Docker SDK for reaping). The same idea as
@@ -38,17 +40,26 @@ def stop_group(process: subprocess.Popen[bytes], sig: int) -> None:
 
 
 def reap(session: str) -> int:
-    """Block until stdin closes, then remove the session's containers."""
+    """Block until stdin closes, then remove the session's containers and directories."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    for _ in sys.stdin.buffer:
-        pass
+    remove: list[str] = []
+    keep: set[str] = set()
+    for raw in sys.stdin.buffer:
+        word, _, path = raw.decode(errors="replace").strip().partition(" ")
+        if word == "REMOVE":
+            remove.append(path)
+        elif word == "KEEP":
+            keep.add(path)
     import docker
 
     engine = docker.from_env(timeout=60)
-    for container in engine.containers.list(all=True, filters={"label": f"isrcheck.session={session}"}):
+    for container in engine.containers.list(all=True, sparse=True, filters={"label": f"isrcheck.session={session}"}):
         with contextlib.suppress(Exception):
             container.remove(force=True)
+    for directory in remove:
+        if directory not in keep:
+            shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
+from isrcheck.adapters.base import Target, TargetFailure, TargetUnavailable, UnsupportedConfiguration
 from isrcheck.conformance.properties.monitor import PropertyMonitor, healed
 from isrcheck.conformance.scenario.load import CAPTURE
 from isrcheck.reference_impl.release import profile_named
@@ -159,6 +159,11 @@ def skip_reason(scenario: Scenario, target: Target, release: str) -> str | None:
     return None
 
 
+UNAVAILABLE = "the target could not start: "
+"""A skip for this reason is the environment's, not the scenario's: a runner need not try the
+scenarios after it (each would start the same target again and keep another set of logs)."""
+
+
 def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioResult:
     reason = skip_reason(scenario, target, release)
     if reason is not None:
@@ -168,6 +173,8 @@ def run_scenario(scenario: Scenario, target: Target, release: str) -> ScenarioRe
         select_level(scenario.level)
     try:
         target.open(release, scenario.config)
+    except TargetUnavailable as error:
+        return ScenarioResult(scenario, "skipped", f"{UNAVAILABLE}{error}")
     except UnsupportedConfiguration as error:
         return ScenarioResult(scenario, "skipped", f"configuration not supported: {error}")
     session = Session(target, release)

@@ -15,8 +15,9 @@ from typing import Any
 from isrcheck.adapters.catalogue.adapter_options import check_environment, with_cli_options
 from isrcheck.adapters.catalogue.registry import known_adapters, make_target
 from isrcheck.conformance.scenario.load import load_all
-from isrcheck.conformance.scenario.run import result_json, run_scenario
+from isrcheck.conformance.scenario.run import UNAVAILABLE, result_json, run_scenario
 from isrcheck.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
+from isrcheck.operations.step import ScenarioResult
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 
@@ -64,8 +65,14 @@ def run_all(args: argparse.Namespace, scenarios: list[Any], target: Any, release
             ) -> str | None:
     """Run every scenario, printing each result; returns the first skip's reason."""
     first_skip: str | None = None
+    unavailable: str | None = None
     for scenario in scenarios:
-        result = run_scenario(scenario, target, release)
+        if unavailable is not None:
+            result = ScenarioResult(scenario, "skipped", f"not tried: {unavailable}")
+        else:
+            result = run_scenario(scenario, target, release)
+            if result.status == "skipped" and result.reason.startswith(UNAVAILABLE):
+                unavailable = result.reason
         counts[result.status] += 1
         if result.status == "skipped" and first_skip is None:
             first_skip = result.reason

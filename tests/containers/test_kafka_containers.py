@@ -57,8 +57,8 @@ def containers_of(owner_pid: int) -> list[Any]:
     import docker
 
     engine = docker.from_env()
-    return [c for c in engine.containers.list(all=True, filters={"label": OWNER_LABEL})
-            if c.labels[OWNER_LABEL].rpartition(":")[2] == str(owner_pid)]
+    return [c for c in engine.containers.list(all=True, sparse=True, filters={"label": OWNER_LABEL})
+            if (c.attrs.get("Labels") or {})[OWNER_LABEL].rpartition(":")[2] == str(owner_pid)]
 
 
 def statuses(done: subprocess.CompletedProcess[str]) -> dict[str, str]:
