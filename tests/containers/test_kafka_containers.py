@@ -11,7 +11,6 @@ fails the run instead of going green untested.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,29 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from isrcheck.adapters.real_kafka.docker_engine import OWNER_LABEL, docker_unavailable, missing_image
+from isrcheck.adapters.real_kafka.docker_engine import OWNER_LABEL
+
+from tests.docker_images import IMAGES, require
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_KAFKA = REPO.parent / "shared" / "kafka"
-IMAGES = {"3.9": "apache/kafka:3.9.0", "3.7": "apache/kafka:3.7.1"}
 SCENARIOS = ["conformance/scenarios/alter_partition_validation.yaml", "conformance/scenarios/broker_lifecycle.yaml"]
-
-
-def why_not(image: str) -> str | None:
-    reason = docker_unavailable()
-    if reason is None:
-        reason = missing_image(image)
-    return reason
-
-
-def require(image: str) -> None:
-    """Skip without the engine or the image; under ISRCHECK_REQUIRE_DOCKER, fail instead."""
-    reason = why_not(image)
-    if reason is None:
-        return
-    if os.environ.get("ISRCHECK_REQUIRE_DOCKER"):
-        pytest.fail(f"ISRCHECK_REQUIRE_DOCKER is set but {reason}")
-    pytest.skip(reason)
 
 
 pytestmark = pytest.mark.docker
@@ -156,11 +139,7 @@ def test_no_container_outlives_isrcheck(sig: signal.Signals) -> None:
 
 
 def test_a_missing_image_is_one_line_naming_it() -> None:
-    reason = docker_unavailable()
-    if reason is not None:
-        if os.environ.get("ISRCHECK_REQUIRE_DOCKER"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require()
     absent = "image=isrcheck-test/absent:0"
     for adapter in (f"kafka-docker,{absent}", f"kafka-cluster,containers=1,{absent}"):
         done = isrcheck("run", "--adapter", adapter, "--kafka", "3.9", "--examples", "1", timeout=120)

@@ -16,6 +16,8 @@ from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.conformance.engine.cluster_history import kip903_steps, run_history
 from isrcheck.conformance.properties.cluster_history import HistoryConfig
 
+from tests.docker_images import IMAGES, require
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -108,8 +110,18 @@ def test_a_fixed_nemesis_on_3_9_loses_nothing_and_takes_effect() -> None:
     assert any(len(v["brokers"]) < 3 for v in views)  # the controller's fencing was seen in a Metadata answer
 
 
-def kip903(release: str) -> tuple[list[str], list[dict[str, object]]]:
-    target = KafkaClusterTarget({"kafka-home": str(home(release))})
+def options_for(release: str, where: str) -> dict[str, str]:
+    """Processes of ../shared/kafka/<release>, or containers of its image: the same test either way."""
+    if where == "container":
+        require(IMAGES[release])
+        return {"containers": "1", "image": IMAGES[release]}
+    if home(release) is None:
+        pytest.skip(f"no ../shared/kafka/{release}")
+    return {"kafka-home": str(home(release))}
+
+
+def kip903(release: str, where: str = "process") -> tuple[list[str], list[dict[str, object]]]:
+    target = KafkaClusterTarget(options_for(release, where))
     history, violations = run_history(target, release, kip903_steps(), HistoryConfig())
     return [v.property for v in violations], history
 
@@ -126,29 +138,27 @@ def test_kafka_14139_loses_acknowledged_records_on_3_3() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["3.5", "3.9"])
-def test_kafka_14139_interleaving_is_refused_from_3_5(release: str) -> None:
+@pytest.mark.parametrize(("release", "where"), [("3.5", "process"), ("3.9", "process"), ("3.9", "container")])
+def test_kafka_14139_interleaving_is_refused_from_3_5(release: str, where: str) -> None:
     """The same interleaving from 3.5.2 on: the stale AlterPartition is refused (3.5: ineligible
     replica, broker epoch mismatch — KIP-903; 3.9: already refused as a stale partition epoch),
-    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost."""
-    if home(release) is None:
-        pytest.skip(f"no ../shared/kafka/{release}")
-    properties, history = kip903(release)
+    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost — on processes
+    and in apache/kafka containers alike."""
+    properties, history = kip903(release, where)
     assert properties == []
     assert not any(e["type"] == "observe" and e["view"].get("leader") == 102 for e in history)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9"])
-def test_equal_epoch_metadata_lets_a_held_expansion_admit_a_member_below_the_hw(release: str) -> None:
+@pytest.mark.parametrize(("release", "where"), [("3.3", "process"), ("3.5", "process"), ("3.7", "process"),
+                                                ("3.9", "process"), ("3.7", "container"), ("3.9", "container")])
+def test_equal_epoch_metadata_lets_a_held_expansion_admit_a_member_below_the_hw(release: str, where: str) -> None:
     """conformance/scenarios/cluster/equal_epoch_metadata_replaces_pending_expansion.yaml on every
     release: records are acknowledged (acks=all) while broker 3 is stopped, and afterwards the held
     expansion puts broker 3 into the ISR. (That the records may then be lost is in docs/evidence.)"""
     from isrcheck.conformance.engine.cluster_history import equal_epoch_steps
 
-    if home(release) is None:
-        pytest.skip(f"no ../shared/kafka/{release}")
-    target = KafkaClusterTarget({"kafka-home": str(home(release)), "session-timeout-ms": "60000"})
+    target = KafkaClusterTarget({**options_for(release, where), "session-timeout-ms": "60000"})
     history, _ = run_history(target, release, equal_epoch_steps(), HistoryConfig(session_timeout_ms=60000))
     ops = [e for e in history if e["type"] == "op"]
     index = {e["i"]: n for n, e in enumerate(ops)}
