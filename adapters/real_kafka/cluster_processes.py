@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -161,8 +162,12 @@ def port_free(port: int) -> bool:
 
 
 def free_base_port(first: int = PORT_RANGE[0], last: int = PORT_RANGE[1]) -> int:
-    """The first block of 100 ports in [first, last] of which the 80 this layout may use are free."""
-    for base in range(first, last - 99, 100):
+    """A block of 100 ports in [first, last] of which the 80 this layout may use are free, tried
+    in random order: clusters started at the same moment (test workers, campaign workers) would
+    otherwise all see the first block free and collide in it."""
+    bases = list(range(first, last - 99, 100))
+    random.shuffle(bases)
+    for base in bases:
         if all(port_free(base + offset) for offset in range(1, 80)):
             return base
     raise ClusterStartError(f"no free block of 100 ports in {first}-{last}")
