@@ -10,7 +10,9 @@ fails the run instead of going green untested.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -162,3 +164,29 @@ def test_a_node_that_cannot_start_is_exit_2_with_its_logs_kept(tmp_path: Path) -
     consoles = list(Path(kept).glob("node*-logs/console-*.out"))
     assert consoles and "kafka-storage.sh" in consoles[0].read_text()
     subprocess.run(["rm", "-rf", kept], check=True)
+
+
+def test_containers_of_a_dead_owner_are_swept() -> None:
+    """A reaper that was itself killed leaves its session's containers; the next isrcheck process
+    removes every container whose owner process on this host is gone, and no other."""
+    import socket
+
+    import docker
+    from isrcheck.adapters.real_kafka.docker_engine import sweep_orphans
+
+    base = "local/debian-bookworm-jre17:latest"
+    require(base)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True)
+    dead, alive = f"{socket.gethostname()}:{finished.stdout.strip()}", f"{socket.gethostname()}:{os.getpid()}"
+    engine = docker.from_env()
+    started = [engine.containers.run(base, ["sleep", "300"], detach=True, labels={OWNER_LABEL: owner})
+               for owner in (dead, alive)]
+    try:
+        assert sweep_orphans() >= 1
+        remaining = {c.id for c in engine.containers.list(all=True, sparse=True)}
+        assert started[0].id not in remaining and started[1].id in remaining
+    finally:
+        for container in started:
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
