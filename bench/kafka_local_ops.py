@@ -99,7 +99,8 @@ def main() -> int:
     ops = {op: {"calls": CALLS[op], "seconds": round(SECONDS[op], 2),
                 "mean_ms": round(1000 * SECONDS[op] / CALLS[op], 1), "slept_s": round(SLEPT.get(op, 0.0), 2)}
            for op in sorted(CALLS, key=lambda o: -SECONDS[o])}
-    report = {"kafka": args.kafka, "adapter": adapter, "load_average": [load_before, [round(x, 1) for x in os.getloadavg()]],
+    load_after = [round(x, 1) for x in os.getloadavg()]
+    report = {"kafka": args.kafka, "adapter": adapter, "load_average": [load_before, load_after],
               "runs": result.runs, "steps": result.steps, "seconds": round(elapsed, 1),
               "steps_per_second": round(result.steps / elapsed, 1), "findings": dict(result.signatures),
               "execute_seconds": round(sum(SECONDS.values()), 1), "slept_seconds": round(sum(SLEPT.values()), 1),
@@ -110,10 +111,12 @@ def main() -> int:
     print(f"Kafka {args.kafka}: {adapter}; load average {report['load_average'][0]} -> {report['load_average'][1]}")
     print(f"campaign: {result.runs} runs, {result.steps} steps in {elapsed:.1f} s = {report['steps_per_second']} "
           f"steps/s; findings {report['findings'] or 'none'}")
-    print(f"time in the target: {report['execute_seconds']} s, of it sleeping (session waits): {report['slept_seconds']} s")
+    print(f"time in the target: {report['execute_seconds']} s, "
+          f"of it sleeping (session waits): {report['slept_seconds']} s")
     print(f"{'operation':42s} {'calls':>6s} {'mean ms':>8s} {'total s':>8s} {'slept s':>8s}")
     for op, figure in ops.items():
-        print(f"{op:42s} {figure['calls']:>6d} {figure['mean_ms']:>8.1f} {figure['seconds']:>8.2f} {figure['slept_s']:>8.2f}")
+        print(f"{op:42s} {figure['calls']:>6d} {figure['mean_ms']:>8.1f} {figure['seconds']:>8.2f} "
+              f"{figure['slept_s']:>8.2f}")
     return 0
 
 

@@ -58,6 +58,7 @@ from .state import (
     UnregisterBrokerRecord,
     merge,
 )
+from .timeline_order import first_partition
 
 TOPIC_CONFIG_KEYS = ("unclean.leader.election.enable", "min.insync.replicas")
 _TOPIC_ID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
@@ -637,7 +638,8 @@ class Controller:
             return Error.INVALID_PARTITIONS
         if len(assignment) != count - existing:
             return Error.INVALID_REPLICA_ASSIGNMENT
-        error = self.validate_assignment(assignment, len(self.partitions[(topic, 0)].replicas))
+        first = first_partition(existing)  # Kafka's replication factor comes from this one (timeline_order)
+        error = self.validate_assignment(assignment, len(self.partitions[(topic, first)].replicas))
         if error is not Error.NONE:
             return error
         records = self.new_partition_records(topic, existing, assignment)
