@@ -151,7 +151,8 @@ def test_a_harness_that_does_not_compile_is_could_not_test_not_a_finding(tmp_pat
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("campaign ")]
-    assert len(lines) == 1 and lines[0].startswith("isrcheck run: error:") and "does not compile" in lines[0], done.stderr
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("isrcheck run: error:") and "does not compile" in lines[0]
     assert "Traceback" not in done.stderr and "CRASH" not in done.stdout
 
 

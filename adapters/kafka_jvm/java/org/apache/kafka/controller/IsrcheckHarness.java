@@ -598,6 +598,11 @@ public final class IsrcheckHarness {
             ControllerResult<BrokerRegistrationReply> r = IsrcheckCompat.registerBroker(clusterControl, data, nextOffset,
                 finalized, version);
             append(r.records());
+            // 4.x: the broker's first heartbeat, which it sends as soon as it is registered
+            // (BrokerLifecycleManager.BrokerRegistrationResponseHandler at 4.1.1), gives the new (id, epoch) its contact; the reference and
+            // kafka-wire's ghosts (heartbeating every registered broker) count the registration as
+            // that contact (controller.md §4.1 check 3). Registration alone records none on 4.x.
+            IsrcheckCompat.trackBrokerHeartbeat(clusterControl, broker, r.response().epoch());
             result.put("error", "NONE");
             result.put("broker_epoch", r.response().epoch());
         } catch (ApiException e) {
