@@ -679,8 +679,12 @@ public final class IsrcheckHarness {
             }
         }
         for (int i = 0; i < 1000; i++) {
-            ControllerResult<?> r = replicationControl.maybeFenceOneStaleBroker(); // <Void> on 3.x, <Boolean> on 4.x
-            if (r.records().isEmpty()) {
+            // <Void> on 3.x: done when it writes nothing. <Boolean> on 4.x: true while it removed an
+            // expired contact, which for an old epoch or an unknown broker writes nothing
+            // (ReplicationControlManager.maybeFenceOneStaleBroker at 4.0.1 / 4.1.1)
+            ControllerResult<?> r = replicationControl.maybeFenceOneStaleBroker();
+            boolean more = r.response() instanceof Boolean ? (Boolean) r.response() : !r.records().isEmpty();
+            if (!more) {
                 return;
             }
             append(r.records());
