@@ -58,6 +58,7 @@ from .state import (
     UnregisterBrokerRecord,
     merge,
 )
+from .timeline_order import first_partition
 
 TOPIC_CONFIG_KEYS = ("unclean.leader.election.enable", "min.insync.replicas")
 _TOPIC_ID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
@@ -407,7 +408,10 @@ class Controller:
             in_controlled_shutdown = existing.in_controlled_shutdown if keep else False
         else:
             epoch, fenced, in_controlled_shutdown = new_epoch, True, False
-            if existing is not None and self.profile.new_incarnation_shutdown_handler:
+            if self.profile.new_incarnation_shutdown_handler:
+                # 4.x runs it whenever the incarnation differs from the registered one's, also when
+                # none is registered (ClusterControlManager.registerBroker at 4.0.1 / 4.1.1: its
+                # prevIncarnationId is then null): an unregistered broker left in an ELR leaves it
                 records.extend(self.shutdown_handler_records(request, existing))
         registration = BrokerRegistration(broker, epoch, request.incarnation, fenced, in_controlled_shutdown)
         records.append(RegisterBrokerRecord(registration))
@@ -416,11 +420,13 @@ class Controller:
         return BrokerRegistrationResponse(Error.NONE, epoch)
 
     def shutdown_handler_records(
-        self, request: BrokerRegistrationRequest, existing: BrokerRegistration
+        self, request: BrokerRegistrationRequest, existing: BrokerRegistration | None
     ) -> list[MetadataRecord]:
-        """4.0+ `handleBrokerShutdown` (§4.7): as if fenced, or the ELR unclean path."""
+        """4.0+ `handleBrokerShutdown` (§4.7): as if fenced, or the ELR unclean path. With no
+        registration the stored epoch is -2 (`registerBroker`), so the shutdown is never clean."""
         broker = request.broker
-        clean = request.version >= 3 and request.previous_broker_epoch == existing.epoch
+        stored_epoch = -2 if existing is None else existing.epoch
+        clean = request.version >= 3 and request.previous_broker_epoch == stored_epoch
         if self.config.eligible_leader_replicas and not clean:
             return self.isr_updates(self.partitions_with_in_isr(broker), unclean_shutdown=broker) + self.isr_updates(
                 self.partitions_with_in_elr(broker), unclean_shutdown=broker
@@ -637,7 +643,8 @@ class Controller:
             return Error.INVALID_PARTITIONS
         if len(assignment) != count - existing:
             return Error.INVALID_REPLICA_ASSIGNMENT
-        error = self.validate_assignment(assignment, len(self.partitions[(topic, 0)].replicas))
+        first = first_partition(existing)  # Kafka's replication factor comes from this one (timeline_order)
+        error = self.validate_assignment(assignment, len(self.partitions[(topic, first)].replicas))
         if error is not Error.NONE:
             return error
         records = self.new_partition_records(topic, existing, assignment)

@@ -26,7 +26,7 @@ from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.provenance import current_provenance, properties_checked
-from isrcheck.conformance.engine.run_context import BudgetExhausted, FindingFailure, FinishedRun, RunContext
+from isrcheck.conformance.engine.run_context import BudgetExhausted, CannotTest, FindingFailure, FinishedRun, RunContext
 from isrcheck.conformance.engine.step_minimiser import minimised_counterexample
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.engine.worker_process import run_workers
@@ -397,6 +397,8 @@ class Worker:
             if context.held is not None:  # out of time while shrinking: the best counterexample so far
                 self.record(context.held, batch_seed, examples, counterexample=context.last_failing)
             stop = True
+        except CannotTest as cannot:
+            raise cannot.error from None
         except Exception as error:
             stop = self.after_exception(error, context, batch_seed, examples)
         if context.skip_reason is not None:

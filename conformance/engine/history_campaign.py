@@ -28,6 +28,7 @@ from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, sh
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
 
+from isrcheck.errors import UsageError
 from isrcheck.operations.findings import CRASH, VIOLATION, Finding
 from isrcheck.records.schema import SCHEMA_ID
 from isrcheck.records.writer import RecordWriter, utc_timestamp
@@ -149,7 +150,7 @@ class HistoryWorker:
         try:
             history, violations = run_history(target, self.config.release, steps, config)
             findings = findings_of(history, violations)
-        except UnsupportedConfiguration:
+        except (UnsupportedConfiguration, UsageError):
             raise  # not an outcome of this run: the campaign cannot run at all
         except TargetFailure as failure:
             history, violations = [], []

@@ -25,6 +25,7 @@ from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.hypothesis_internals import example_overran
 from isrcheck.conformance.engine.pair import PairRun
 
+from isrcheck.errors import UsageError
 from isrcheck.operations.findings import CRASH, ERROR, Finding
 from isrcheck.operations.step import Step
 
@@ -32,6 +33,17 @@ from isrcheck.operations.step import Step
 class BudgetExhausted(BaseException):
     """The campaign's deadline passed. A BaseException, like KeyboardInterrupt, because Hypothesis
     must not take it for a failure of the example and start shrinking it: it propagates at once."""
+
+
+class CannotTest(BaseException):
+    """The target could not be set up at all (a `UsageError` at `open`: a harness that does not
+    compile, a missing KAFKA_HOME): "could not test" (exit 2), never a run's finding. A
+    BaseException so that Hypothesis neither counts nor shrinks it; the campaign re-raises the
+    `UsageError` it carries."""
+
+    def __init__(self, error: UsageError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class FindingFailure(AssertionError):
@@ -110,6 +122,8 @@ class RunContext:
                 target.open(self.release, self.config)
             except UnsupportedConfiguration as error:
                 run.skip_reason = self.skip_reason = str(error) or type(error).__name__
+            except UsageError as error:
+                raise CannotTest(error) from None
             except TargetFailure as failure:
                 run.findings = [Finding(failure.kind, "open", 0, f"open: {failure}")]
             except Exception as error:  # a plug-in bug is an outcome (crash), as during execute

@@ -155,7 +155,7 @@ def skip_reason(scenario: Scenario, target: Target, release: str) -> str | None:
     if scenario.level not in target.levels:
         return f"target {target.name} does not support the {scenario.level} level"
     if target.releases is not None and release not in target.releases:
-        return f"target {target.name} does not run Kafka {release}"
+        return f"target {target.name} does not run Kafka {release} (it runs {', '.join(sorted(target.releases))})"
     return None
 
 

@@ -53,7 +53,7 @@ def test_a_release_the_classes_are_not_is_skipped(target: KafkaJvmTarget) -> Non
     scenario = load_file(SCENARIOS / "kip_examples.yaml")[0]
     result = run_scenario(scenario, target, "3.7")
     assert result.status == "skipped"
-    assert result.reason is not None and "3.9.0" in result.reason
+    assert result.reason is not None and "Kafka 3.7" in result.reason and "it runs 3.9" in result.reason
 
 
 def test_observation_reads_partition_epochs_after_alter_partition(target: KafkaJvmTarget) -> None:
@@ -133,6 +133,27 @@ def test_a_missing_jar_is_a_one_line_error(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     line = one_line_cli_error(env, f"kafka-jvm,kafka-home={tmp_path}")
     assert "kafka-metadata-*.jar" in line and "kafka-server-common-*.jar" in line
+
+
+def test_a_harness_that_does_not_compile_is_could_not_test_not_a_finding(tmp_path: Path) -> None:
+    """Jars with the right names but no Kafka classes in them: javac fails. `scenario` and a
+    campaign (`run`, where the failure happens at a run's `open`) both exit 2 with one line naming
+    the compile error; the campaign counts no run and reports no crash."""
+    (tmp_path / "libs").mkdir()
+    for name in ("kafka-clients", "kafka-metadata", "kafka-server-common"):
+        with zipfile.ZipFile(tmp_path / "libs" / f"{name}-3.9.0.jar", "w") as jar:
+            jar.writestr("x.txt", "not kafka")
+    env = dict(os.environ, PYTHONPATH=str(REPO), ISRCHECK_CACHE_DIR=str(tmp_path / "cache"))
+    line = one_line_cli_error(env, f"kafka-jvm,kafka-home={tmp_path}")
+    assert "does not compile" in line
+    done = subprocess.run([sys.executable, "-m", "isrcheck", "run", "--adapter", f"kafka-jvm,kafka-home={tmp_path}",
+                           "--kafka", "3.9", "--level", "controller", "--examples", "3", "--steps", "5"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("campaign ")]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("isrcheck run: error:") and "does not compile" in lines[0]
+    assert "Traceback" not in done.stderr and "CRASH" not in done.stdout
 
 
 def test_a_missing_classpath_entry_and_a_non_kafka_home_are_usage_errors(tmp_path: Path) -> None:

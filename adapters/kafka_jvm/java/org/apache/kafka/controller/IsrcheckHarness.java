@@ -116,6 +116,7 @@ public final class IsrcheckHarness {
     private MetadataVersion metadataVersion;
     private long sessionTimeoutMs;
     private int minIsr;
+    private boolean eligibleLeaderReplicas;
     private Map<String, Object> staticConfig = new HashMap<>();
     private final Map<String, Uuid> incarnations = new HashMap<>();
     private final Map<Integer, Uuid> logDirs = new HashMap<>();
@@ -305,9 +306,6 @@ public final class IsrcheckHarness {
                 throw new Unsupported("unknown config key " + name);
             }
         }
-        if (config.path("eligible_leader_replicas").asBoolean(false)) {
-            throw new Unsupported("eligible leader replicas cannot be enabled on Kafka " + release);
-        }
         MetadataVersion latest = IsrcheckCompat.latestProductionMetadataVersion();
         if (config.hasNonNull("metadata_version")) {
             try {
@@ -318,12 +316,13 @@ public final class IsrcheckHarness {
             if (metadataVersion.compareTo(latest) > 0) {
                 throw new Unsupported("metadata.version " + metadataVersion + " is newer than Kafka " + release + " supports");
             }
-            if (metadataVersion.compareTo(MetadataVersion.MINIMUM_KRAFT_VERSION) < 0) {
+            if (metadataVersion.compareTo(IsrcheckCompat.minimumKraftMetadataVersion()) < 0) {
                 throw new Unsupported("metadata.version " + metadataVersion + " is below KRaft's minimum");
             }
         } else {
             metadataVersion = latest;
         }
+        eligibleLeaderReplicas = eligibleLeaderReplicas(config.get("eligible_leader_replicas"));
         minIsr = config.path("min_insync_replicas").asInt(1);
         sessionTimeoutMs = config.path("broker_session_timeout_ms").asLong(9000);
         staticConfig = new HashMap<>();
@@ -337,11 +336,41 @@ public final class IsrcheckHarness {
         time = new IsrcheckManualTime();
         build();
         clusterControl.activate();
-        // Bootstrap as a freshly formatted cluster's first controller does: the metadata.version record.
+        // Bootstrap as a freshly formatted cluster's first controller does: the metadata.version record,
+        // and on 4.x with ELR the eligible.leader.replicas.version record (kafka-storage.sh format --feature).
         List<ApiMessageAndVersion> bootstrap = new ArrayList<>();
         bootstrap.add(new ApiMessageAndVersion(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME)
             .setFeatureLevel(metadataVersion.featureLevel()), (short) 0));
+        if (eligibleLeaderReplicas) {
+            bootstrap.add(new ApiMessageAndVersion(new FeatureLevelRecord().setName(IsrcheckCompat.elrFeatureName())
+                .setFeatureLevel(IsrcheckCompat.elrLevelOne()), (short) 0));
+        }
         append(bootstrap);
+    }
+
+    /**
+     * Whether this run has eligible leader replicas (KIP-966). 3.x: never (its feature, where present,
+     * needs a metadata.version no 3.x release ships). 4.x: the {@code eligible.leader.replicas.version}
+     * feature at level 1, which needs metadata.version {@code ELRV_1.dependencies()} (4.0-IV1); unset,
+     * the level {@code kafka-storage.sh format} picks: on from {@code ELRV_1.bootstrapMetadataVersion()}
+     * (4.1-IV0), so on by default on 4.1 and off on 4.0 (EligibleLeaderReplicasVersion at 4.0.1 / 4.1.1).
+     */
+    private boolean eligibleLeaderReplicas(JsonNode wanted) {
+        boolean available = IsrcheckCompat.elrVersionClass() != null && (release == null || !release.startsWith("3."));
+        if (wanted == null || wanted.isNull()) {
+            return available && metadataVersion.compareTo(IsrcheckCompat.elrBootstrapMetadataVersion()) >= 0;
+        }
+        if (!wanted.asBoolean(false)) {
+            return false;
+        }
+        if (!available) {
+            throw new Unsupported("eligible leader replicas cannot be enabled on Kafka " + release);
+        }
+        if (metadataVersion.compareTo(IsrcheckCompat.elrMinimumMetadataVersion()) < 0) {
+            throw new Unsupported("eligible leader replicas cannot be enabled on Kafka " + release + " with metadata.version "
+                + metadataVersion + " (needs " + IsrcheckCompat.elrMinimumMetadataVersion() + ")");
+        }
+        return true;
     }
 
     /** Fresh managers wired as in ReplicationControlTestContext (not yet active). */
@@ -569,6 +598,11 @@ public final class IsrcheckHarness {
             ControllerResult<BrokerRegistrationReply> r = IsrcheckCompat.registerBroker(clusterControl, data, nextOffset,
                 finalized, version);
             append(r.records());
+            // 4.x: the broker's first heartbeat, which it sends as soon as it is registered
+            // (BrokerLifecycleManager.BrokerRegistrationResponseHandler at 4.1.1), gives the new (id, epoch) its contact; the reference and
+            // kafka-wire's ghosts (heartbeating every registered broker) count the registration as
+            // that contact (controller.md §4.1 check 3). Registration alone records none on 4.x.
+            IsrcheckCompat.trackBrokerHeartbeat(clusterControl, broker, r.response().epoch());
             result.put("error", "NONE");
             result.put("broker_epoch", r.response().epoch());
         } catch (ApiException e) {
@@ -586,6 +620,7 @@ public final class IsrcheckHarness {
      * {@code BrokerHeartbeatManager.maybeUpdateControlledShutdownOffset} (step 9).
      */
     private JsonNode heartbeat(int broker, long epoch, boolean caughtUp, boolean wantFence, boolean wantShutDown) {
+        IsrcheckCompat.trackBrokerHeartbeat(clusterControl, broker, epoch); // 4.x: first, outside the write event
         OptionalLong registerOffset = clusterControl.registerBrokerRecordOffset(broker);
         long offset = caughtUp ? CAUGHT_UP_OFFSET : (registerOffset.isPresent() ? registerOffset.getAsLong() - 1 : -1);
         BrokerHeartbeatRequestData request = wire(new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(epoch)
@@ -623,20 +658,33 @@ public final class IsrcheckHarness {
      * state change ({@code BrokerHeartbeatManager.touch} with its current fenced flag and reported
      * offset); then {@code ReplicationControlManager.maybeFenceOneStaleBroker} runs, as the
      * controller's scheduled check does, until it finds nothing. A broker that is already fenced has no
-     * session to expire on 3.x, so nothing happens to it.
+     * session to expire on 3.x, so nothing happens to it. On 4.x sessions are contacts per (broker,
+     * epoch) in {@code BrokerHeartbeatTracker}: the broker's current epoch is given a contact (as its
+     * last heartbeat would have; fenced or not, as 4.x tracks every heartbeat) that then expires, every
+     * other tracked contact is renewed, and {@code maybeFenceOneStaleBroker} removes the expired ones
+     * (old epochs without records, the current one with {@code handleBrokerFenced}).
      */
     private void fenceBySessionExpiry(int broker) {
         BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
+        BrokerRegistration registration = clusterControl.registration(broker);
+        if (registration != null) {
+            IsrcheckCompat.trackBrokerHeartbeat(clusterControl, broker, registration.epoch());
+        }
         time.sleep(sessionTimeoutMs + 1);
+        IsrcheckCompat.refreshOtherContacts(clusterControl, broker, time.nanoseconds());
         for (BrokerHeartbeatManager.BrokerHeartbeatState state : new ArrayList<>(heartbeats.brokers())) {
             if (state.id() != broker && !state.fenced()) {
                 // the soft-state effect of a heartbeat that leaves it UNFENCED or CONTROLLED_SHUTDOWN
-                heartbeats.touch(state.id(), false, state.metadataOffset);
+                heartbeats.touch(state.id(), false, IsrcheckCompat.metadataOffset(state));
             }
         }
         for (int i = 0; i < 1000; i++) {
-            ControllerResult<Void> r = replicationControl.maybeFenceOneStaleBroker();
-            if (r.records().isEmpty()) {
+            // <Void> on 3.x: done when it writes nothing. <Boolean> on 4.x: true while it removed an
+            // expired contact, which for an old epoch or an unknown broker writes nothing
+            // (ReplicationControlManager.maybeFenceOneStaleBroker at 4.0.1 / 4.1.1)
+            ControllerResult<?> r = replicationControl.maybeFenceOneStaleBroker();
+            boolean more = r.response() instanceof Boolean ? (Boolean) r.response() : !r.records().isEmpty();
+            if (!more) {
                 return;
             }
             append(r.records());
