@@ -500,6 +500,8 @@ class KafkaWireTarget(Target):
                 self.keep_alive()
             except TargetFailure as failure:
                 self.keepalive_error = str(failure)
+            except (WireError, OSError) as error:  # the controller went away (a crash, or isrcheck ending)
+                self.keepalive_error = f"{type(error).__name__}: {error}"
 
     def keep_alive(self) -> None:
         """One round of heartbeats that change nothing but the contact times (module docstring)."""

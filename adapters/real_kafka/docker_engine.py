@@ -81,7 +81,6 @@ def session_labels() -> dict[str, str]:
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
         _session.update(pid=os.getpid(), session=session, reaper=reaper)
-        atexit.register(stop_reaper, reaper)
     return {SESSION_LABEL: str(_session["session"]), OWNER_LABEL: owner()}
 
 
@@ -91,13 +90,19 @@ def remove_with_session(path: str, keep: bool = False) -> None:
     session_labels()
     reaper = _session["reaper"]
     if reaper.stdin is not None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):  # ValueError: the pipe is already closed
             reaper.stdin.write(f"{'KEEP' if keep else 'REMOVE'} {path}\n".encode())
             reaper.stdin.flush()
 
 
-def stop_reaper(reaper: subprocess.Popen[bytes]) -> None:
-    """Close the reaper's pipe (it removes what is left of the session) and wait for it."""
+def stop_reaper() -> None:
+    """Close this process's reaper's pipe (it removes what is left of the session) and wait for it.
+    Registered when this module is imported, so it runs after the atexit clean-ups of everything
+    that later started containers (atexit runs last-registered first): a failed run's KEEP line
+    reaches the reaper before its pipe closes."""
+    reaper = _session.get("reaper")
+    if reaper is None or _session.get("pid") != os.getpid():
+        return
     if reaper.stdin is not None:
         with contextlib.suppress(OSError):
             reaper.stdin.close()
@@ -137,3 +142,6 @@ def container_user() -> str:
     """Containers run as the invoking user, so what they write in the bind-mounted run directory
     (data, logs) is the user's to read and remove, as with processes."""
     return f"{os.getuid()}:{os.getgid()}"
+
+
+atexit.register(stop_reaper)

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from isrcheck.adapters.real_kafka.docker_engine import container_user, session_labels
+
 
 class NodeStartError(RuntimeError):
     """The host could not start a node (the engine refused the container, a tool did not run)."""
@@ -240,7 +242,6 @@ class ContainerHost:
             self.mounts.append(path)
 
     def _container(self, name: str, argv: Sequence[str], env: Mapping[str, str], stdout: Path | None) -> Any:
-        from isrcheck.adapters.real_kafka.docker_engine import container_user, session_labels
         from testcontainers.core.config import testcontainers_config
         from testcontainers.core.container import DockerContainer
 
