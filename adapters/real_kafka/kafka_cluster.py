@@ -30,7 +30,9 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 
 Options: `kafka-home=DIR` (else $KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
 (Docker `apache/kafka`, `image=`/`version=`); `brokers=3..5`, `controllers=1|3`,
-`session-timeout-ms`, `base-port`.
+`session-timeout-ms`, `base-port`; `kafka-defaults=1` (the release's own timing defaults:
+`cluster_processes.KAFKA_DEFAULT_TIMINGS`); `classpath=PATH[:PATH]` (class directories or jars put
+first on every node's class path: a patched broker or controller class, `patched_classpath`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import Any
 
 from isrcheck.adapters.base import CLUSTER, Args, Result, Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.adapters.real_kafka.cluster_processes import (
+    KAFKA_SESSION_TIMEOUT_MS,
     ClusterLayout,
     ClusterStartError,
     ContainerKafkaCluster,
@@ -49,7 +52,10 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
     free_base_port,
     resolve_kafka_home,
 )
+from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
+
+from isrcheck.errors import UsageError
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
 """Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
@@ -67,6 +73,11 @@ class KafkaClusterTarget(Target):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
+        self.classpath = classpath_first(self.options["classpath"], self.name) if "classpath" in self.options else ""
+        if self.classpath and self.options.get("containers"):
+            raise UsageError("kafka-cluster: classpath= needs a KAFKA_HOME (the nodes' processes), not containers=1")
+        if self.options.get("kafka-defaults") and "session-timeout-ms" in self.options:
+            raise UsageError("kafka-cluster: kafka-defaults=1 and session-timeout-ms= contradict each other")
         self.cluster: LocalKafkaCluster | ContainerKafkaCluster | None = None
         self.admin: Any = None
         self.producers: dict[str, Any] = {}
@@ -81,6 +92,10 @@ class KafkaClusterTarget(Target):
     def layout(self) -> ClusterLayout:
         o = self.options
         base = int(o["base-port"]) if "base-port" in o else free_base_port()
+        if o.get("kafka-defaults"):
+            return ClusterLayout(controllers=int(o.get("controllers", 1)), brokers=int(o.get("brokers", 3)),
+                                 base_port=base, session_timeout_ms=KAFKA_SESSION_TIMEOUT_MS, kafka_defaults=True,
+                                 min_insync_replicas=int(o.get("min-insync-replicas", 2)))
         return ClusterLayout(controllers=int(o.get("controllers", 1)), brokers=int(o.get("brokers", 3)),
                              base_port=base, session_timeout_ms=int(o.get("session-timeout-ms", 6000)),
                              min_insync_replicas=int(o.get("min-insync-replicas", 2)))
@@ -106,7 +121,7 @@ class KafkaClusterTarget(Target):
                                                "KAFKA_HOME, or put the release in ../shared/kafka/<release>")
             if not (home / "bin" / "kafka-server-start.sh").exists():
                 raise UnsupportedConfiguration(f"{home} is not a Kafka distribution (no bin/kafka-server-start.sh)")
-            self.cluster = LocalKafkaCluster(home, layout)
+            self.cluster = LocalKafkaCluster(home, layout, classpath=self.classpath)
         try:
             bootstrap = self.cluster.start()
         except ClusterStartError as error:
