@@ -18,11 +18,17 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   replication listener, or its links to the controllers); `hold_alter_partition` {broker}
   (its next AlterPartition is held in flight), `hold_api`/`release_api` {broker, api: AlterPartition|
   Fetch|BrokerHeartbeat} (Fetch on a controller link = the broker's metadata log), `wait_held`
-  {broker, api, timeout_ms} → {held}; `shutdown` {broker} (SIGTERM, stays down);
+  {broker, api, timeout_ms} → {held}; `hold_follower`/`release_follower` {broker, follower} (the
+  follower's replication fetches to leader `broker` stall at the leader's replication proxy, both
+  directions; the follower still heartbeats, so it stays registered and unfenced: a slow or
+  partitioned replication path, not a stopped broker); `shutdown` {broker} (SIGTERM, stays down);
   `wait_isr` {topic, isr: [b, ...] | without: [b, ...], timeout_ms} → {reached} (wall time passes until
   the ISR is exactly `isr`, or holds none of `without`);
-  `tick` {ms} (wall time passes); `heal` {timeout_ms} (everything back, then wait until every
-  partition's ISR is its replica set or the bound passes);
+  `tick` {ms} (wall time passes), or {align: NAME, period_ms, at_ms} (until `at_ms` past a multiple
+  of `period_ms` since the op marked NAME returned: a broker's periodic task — the leader's
+  ISR-expiration check, every replica.lag.time.max.ms / 2 at a fixed rate — is met at a chosen
+  phase; any op with `mark: NAME` marks the time it returned); `heal` {timeout_ms} (everything
+  back, then wait until every partition's ISR is its replica set or the bound passes);
 * observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
   leader_epoch (Metadata v7+), brokers (the unfenced brokers listed in the same Metadata answer),
   metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
@@ -83,6 +89,8 @@ class KafkaClusterTarget(Target):
         self.producers: dict[str, Any] = {}
         self.offsets_consumer: Any = None
         self.counter = 0
+        self.marks: dict[str, float] = {}
+        """monotonic time at which an op with `mark: NAME` returned (see `tick` with `align`)."""
         self.release = ""
         self.keep_logs = False
         """Set by the engine when the run found something: `close` keeps the nodes' logs."""
@@ -156,6 +164,12 @@ class KafkaClusterTarget(Target):
     # ------------------------------------------------------------------ operations
 
     def execute(self, op: str, args: Args) -> Result:
+        result = self.execute_op(op, args)
+        if "mark" in args:
+            self.marks[str(args["mark"])] = time.monotonic()
+        return result
+
+    def execute_op(self, op: str, args: Args) -> Result:
         cluster = self.cluster
         if cluster is None:
             raise RuntimeError("kafka-cluster: no cluster is open")
@@ -194,6 +208,13 @@ class KafkaClusterTarget(Target):
             case "release_api":
                 for proxy in self.controller_proxies(int(args["broker"])):
                     proxy.release_api(API_KEYS[str(args["api"])])
+            case "hold_follower" | "release_follower":
+                proxy = cluster.proxy(f"replication-{int(args['broker'])}")
+                prefix = f"broker-{100 + int(args['follower'])}-fetcher-"  # ReplicaFetcherManager's client id
+                if op == "hold_follower":
+                    proxy.hold_client(prefix)
+                else:
+                    proxy.release_client(prefix)
             case "shutdown":
                 cluster.terminate(broker)
             case "wait_held":
@@ -211,6 +232,11 @@ class KafkaClusterTarget(Target):
                                                  int(args.get("timeout_ms", 20000)))
                 return self.wait_isr(str(args["topic"]), sorted(100 + int(b) for b in args["isr"]),
                                      int(args.get("timeout_ms", 20000)))
+            case "tick" if "align" in args:
+                period, at = int(args["period_ms"]) / 1000, int(args["at_ms"]) / 1000
+                elapsed = time.monotonic() - self.marks[str(args["align"])]
+                time.sleep((at - elapsed) % period)
+                return {"phase_s": round((time.monotonic() - self.marks[str(args["align"])]) % period, 3)}
             case "tick":
                 time.sleep(int(args.get("ms", 0)) / 1000)
             case "heal":

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, LocalKafkaCluster, free_base_port
 from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
+
 from isrcheck.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def test_entries_must_exist_and_be_directories_or_jars(tmp_path: Path) -> None:
     assert classpath_first(f"{tmp_path}:{jar}", "kafka-cluster") == f"{tmp_path.resolve()}:{jar.resolve()}"
     with pytest.raises(UsageError, match="'/no/such/dir' does not exist"):
         classpath_first(f"{tmp_path}:/no/such/dir", "kafka-cluster")
-    with pytest.raises(UsageError, match="neither a directory nor a .jar"):
+    with pytest.raises(UsageError, match=r"neither a directory nor a \.jar"):
         classpath_first(str(text), "kafka-local")
     with pytest.raises(UsageError, match="empty"):
         classpath_first("", "kafka-local")
