@@ -2,7 +2,8 @@
 (docs/evidence/<name>/): the history (every operation and observation, judged again by
 `isrcheck check`-style code), every node's server/controller/state-change logs trimmed to the
 run's window, and the controller's metadata log as `kafka-dump-log.sh --cluster-metadata-decoder`
-prints it (NO_OP_RECORD lines, which the controller writes every 500 ms, left out).
+prints it (record lines only: batch headers and the NO_OP_RECORDs the controller writes every
+500 ms left out).
 
     python3 bench/equal_epoch_evidence.py --kafka 3.9 --out docs/evidence/equal-epoch-defaults-3.9
     python3 bench/equal_epoch_evidence.py --kafka 3.9 --classpath partition-patched.jar --out DIR
@@ -50,6 +51,13 @@ def trimmed(text: str, start: str) -> str:
     return "\n".join(kept) + ("\n" if kept else "")
 
 
+def metadata_records(dump: str) -> str:
+    """The record lines of a `--cluster-metadata-decoder` dump (each has its offset, CreateTime and
+    payload), without the batch headers and without NO_OP_RECORDs."""
+    return "".join(line + "\n" for line in dump.splitlines()
+                   if line.startswith("| offset:") and "NO_OP_RECORD" not in line)
+
+
 def window_start(logs: Path, topic: str) -> str:
     """One second before the first log line naming the topic (its creation)."""
     stamps = []
@@ -89,6 +97,7 @@ def main() -> int:
         if workdir is not None:
             shutil.copytree(workdir / "logs", saved / "logs")
             shutil.copytree(workdir / "data" / "controller-1" / "__cluster_metadata-0", saved / "metadata")
+        target.keep_logs = False  # saved here: the cluster's own copy can go
         close()
 
     target.close = close_after_saving  # type: ignore[method-assign]
@@ -115,8 +124,7 @@ def main() -> int:
         dump = subprocess.run([str(home / "bin" / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files",
                                ",".join(map(str, segment))], capture_output=True, text=True, check=True, timeout=300,
                               env={**os.environ, "KAFKA_HEAP_OPTS": "-Xmx128m"}).stdout
-        (out / "metadata-log.txt").write_text("".join(line + "\n" for line in dump.splitlines()
-                                                      if "NO_OP_RECORD" not in line))
+        (out / "metadata-log.txt").write_text(metadata_records(dump))
         print(f"{args.kafka} ({'classpath=' + args.classpath if args.classpath else 'unpatched'}, "
               f"trigger {args.trigger}): {sorted(v['property'] for v in verdict) or 'no violation'}")
         for e in history:

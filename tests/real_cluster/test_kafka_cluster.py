@@ -223,22 +223,29 @@ def test_equal_epoch_loses_acknowledged_records_with_kafka_defaults(release: str
     assert "isr=[101, 103], partitionEpoch=1" in leader_log and "Skipped the become-leader" in leader_log
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(home("3.9") is None, reason="no ../shared/kafka/3.9")
-def test_the_partition_patch_keeps_the_expansion_pending_and_loses_nothing(tmp_path: Path) -> None:
-    """The same steps with docs/upstream/equal-epoch-keep-pending-isr.patch compiled into
-    kafka.cluster.Partition (3.9.0) and put first on the brokers' class path: the equal-epoch
-    record leaves the pending expansion in place (the leader logs it), the high watermark waits
-    for broker 2, the three records are not acknowledged, and nothing acknowledged is lost.
-    Needs apache/kafka's git history ($KAFKA_GIT_DIR) and a Scala 2.13 compiler (pyspark's)."""
+@pytest.fixture(scope="module")
+def patched_partition_jar(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """docs/upstream/equal-epoch-keep-pending-isr.patch compiled into kafka.cluster.Partition of
+    ../shared/kafka/3.9 by docs/upstream/build-patched-partition.sh. Needs apache/kafka's history
+    ($KAFKA_GIT_DIR, a clone holding tag 3.9.0-rc3) and a Scala 2.13 compiler (pyspark's)."""
     git_dir = os.environ.get("KAFKA_GIT_DIR")
+    if home("3.9") is None:
+        pytest.skip("no ../shared/kafka/3.9")
     if not git_dir:
         pytest.skip("KAFKA_GIT_DIR (a clone of apache/kafka holding 3.9.0) is not set: the patch cannot be built")
-    jar = tmp_path / "partition-patched.jar"
+    jar = tmp_path_factory.mktemp("patch") / "partition-patched.jar"
     built = subprocess.run(["sh", str(BUILD), str(home("3.9")), str(PATCH), str(jar), git_dir],
                            capture_output=True, text=True, timeout=900)
     assert built.returncode == 0, built.stderr[-2000:]
-    properties, history, leader_log = equal_epoch_with_defaults("3.9", str(jar))
+    return str(jar)
+
+
+@pytest.mark.slow
+def test_the_partition_patch_keeps_the_expansion_pending_and_loses_nothing(patched_partition_jar: str) -> None:
+    """The same steps with the patch first on the brokers' class path: the equal-epoch record
+    leaves the pending expansion in place (the leader logs it), the high watermark waits for
+    broker 2, the three records are not acknowledged, and nothing acknowledged is lost."""
+    properties, history, leader_log = equal_epoch_with_defaults("3.9", patched_partition_jar)
     assert properties == [], properties
     assert "Kept the pending ISR change PendingExpandIsr(newInSyncReplicaId=102" in leader_log
     acked, read = acknowledged_then_read(history)
@@ -246,3 +253,15 @@ def test_the_partition_patch_keeps_the_expansion_pending_and_loses_nothing(tmp_p
     late = [e for e in history if e["type"] == "op" and e["op"] == "produce" and e["i"] > next(
         x["i"] for x in history if x["type"] == "op" and x["op"] == "hold_follower" and x["args"].get("mark"))]
     assert late and late[0]["result"]["status"] == "failed"  # type: ignore[index]  # the HW waited for broker 2
+
+
+@pytest.mark.slow
+def test_kafka_14139_is_still_refused_with_the_partition_patch(patched_partition_jar: str) -> None:
+    """No regression on KIP-903's interleaving: with the patched Partition the stale expansion of
+    the disk-less follower is still refused on 3.9 and nothing is lost."""
+    target = KafkaClusterTarget({"kafka-home": str(home("3.9")), "classpath": patched_partition_jar})
+    history, violations = run_history(target, "3.9", kip903_steps(), HistoryConfig())
+    assert [v.property for v in violations] == []
+    assert not any(e["type"] == "observe" and e["view"].get("leader") == 102 for e in history)
+    acked, read = acknowledged_then_read(history)
+    assert len(acked) == 8 and all(read.get(str(o)) == v for o, v in acked.items())
