@@ -78,6 +78,8 @@ def main() -> int:
     parser.add_argument("--kafka-home")
     parser.add_argument("--classpath", help="jar or class directory put first on every node's class path")
     parser.add_argument("--trigger", default="shutdown", choices=("shutdown", "crash"))
+    parser.add_argument("--first-change", default="shrink", choices=("shrink", "expansion"),
+                        help="the change the leader learns from its answer (3.3/3.5: expansion)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     home = resolve_kafka_home(args.kafka, args.kafka_home)
@@ -101,7 +103,7 @@ def main() -> int:
         close()
 
     target.close = close_after_saving  # type: ignore[method-assign]
-    steps = equal_epoch_default_steps(args.trigger)
+    steps = equal_epoch_default_steps(args.trigger, args.first_change)
     config = HistoryConfig(session_timeout_ms=KAFKA_SESSION_TIMEOUT_MS)
     try:
         history, violations = run_history(target, args.kafka, steps, config)
@@ -109,7 +111,8 @@ def main() -> int:
         out.mkdir(parents=True, exist_ok=True)
         verdict = [v.to_json() for v in violations]
         record: dict[str, Any] = {"release": args.kafka, "kafka_home": str(home), "options": options,
-                                  "trigger": args.trigger, "config": {"session_timeout_ms": config.session_timeout_ms},
+                                  "trigger": args.trigger, "first_change": args.first_change,
+                                  "config": {"session_timeout_ms": config.session_timeout_ms},
                                   "violations": verdict, "entries": history}
         (out / "history.json").write_text(json.dumps(record, indent=1) + "\n")
         start = window_start(saved / "logs", "eqdefault")
@@ -126,7 +129,8 @@ def main() -> int:
                               env={**os.environ, "KAFKA_HEAP_OPTS": "-Xmx128m"}).stdout
         (out / "metadata-log.txt").write_text(metadata_records(dump))
         print(f"{args.kafka} ({'classpath=' + args.classpath if args.classpath else 'unpatched'}, "
-              f"trigger {args.trigger}): {sorted(v['property'] for v in verdict) or 'no violation'}")
+              f"trigger {args.trigger}, first change {args.first_change}): "
+              f"{sorted(v['property'] for v in verdict) or 'no violation'}")
         for e in history:
             if e["type"] == "op":
                 print(f"{e['t']:7.1f} {e['op']} {json.dumps(e['args'])} -> {json.dumps(e.get('result'))[:160]}")
