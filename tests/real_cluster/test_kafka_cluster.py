@@ -206,7 +206,7 @@ def acknowledged_then_read(history: list[dict[str, object]]) -> tuple[dict[int, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9"])
+@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9", "4.1"])
 def test_equal_epoch_loses_acknowledged_records_with_kafka_defaults(release: str) -> None:
     """Kafka's default timings (session 9 s, replica.lag.time.max.ms 30 s, controller socket
     timeout 30 s), no broker stopped or crashed: only broker 2's replication fetches, leader 1's
