@@ -47,6 +47,16 @@ BROKER_HEAP = "-Xmx256m -Xms128m"
 CONTROLLER_HEAP = "-Xmx256m -Xms128m"
 JVM_OPTS = "-server -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=2 -Djava.awt.headless=true"
 STARTED = "Kafka Server started"
+KAFKA_DEFAULT_TIMINGS = ("broker.session.timeout.ms", "broker.heartbeat.interval.ms", "replica.lag.time.max.ms",
+                         "controller.socket.timeout.ms", "replica.fetch.wait.max.ms", "log.flush.interval.messages")
+"""The keys `ClusterLayout.kafka_defaults` leaves out of the nodes' files, so the release's own
+defaults apply (3.9.0: 9000, 2000, 30000, 30000, 500 ms and no forced flush —
+`KRaftConfigs.BROKER_SESSION_TIMEOUT_MS_DEFAULT`, `BROKER_HEARTBEAT_INTERVAL_MS_DEFAULT`,
+`ReplicationConfigs.REPLICA_LAG_TIME_MAX_MS_DEFAULT`, `CONTROLLER_SOCKET_TIMEOUT_MS_DEFAULT`,
+`REPLICA_FETCH_WAIT_MAX_MS_DEFAULT`, `ServerLogConfigs.LOG_FLUSH_INTERVAL_MESSAGES_DEFAULT`)."""
+KAFKA_SESSION_TIMEOUT_MS = 9000
+"""`broker.session.timeout.ms` as shipped (3.3.2 to 4.1.1: `KRaftConfigs.BROKER_SESSION_TIMEOUT_MS_DEFAULT`
+at 3.9.0), what the checker's clock-bound properties need to know under `kafka_defaults`."""
 
 
 class ClusterStartError(RuntimeError):
@@ -67,6 +77,9 @@ class ClusterLayout:
     controller_socket_timeout_ms: int = 60000
     """How long a broker waits for a controller's answer (AlterPartition, heartbeat) before it
     retries — long, so a held AlterPartition stays the same request."""
+    kafka_defaults: bool = False
+    """Leave every timing key of `KAFKA_DEFAULT_TIMINGS` to the release's default (the fields above
+    are then not written): a finding reproduced this way needs no tuned timeout."""
 
     def __post_init__(self) -> None:
         if self.controllers not in (1, 3):
@@ -116,13 +129,15 @@ class ClusterLayout:
             "background.threads": "2",
             "log.flush.interval.messages": "1",
         }
+        if self.kafka_defaults:
+            common = {k: v for k, v in common.items() if k not in KAFKA_DEFAULT_TIMINGS}
         if kind == "controller":
             voters = ",".join(f"{c}@127.0.0.1:{self.controller_port(c)}" for c in range(1, self.controllers + 1))
             return {"process.roles": "controller", "node.id": str(n), "controller.quorum.voters": voters,
                     "listeners": f"CONTROLLER://127.0.0.1:{self.controller_port(n)}",
                     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT", **common}
         voters = ",".join(f"{c}@127.0.0.1:{self.controller_proxy_port(n, c)}" for c in range(1, self.controllers + 1))
-        return {
+        broker = {
             "process.roles": "broker", "node.id": str(100 + n), "controller.quorum.voters": voters,
             "listeners": f"CLIENT://127.0.0.1:{self.client_port(n)},REPLICATION://127.0.0.1:{self.replication_port(n)}",
             "advertised.listeners": f"CLIENT://127.0.0.1:{self.client_port(n)},"
@@ -134,6 +149,9 @@ class ClusterLayout:
             "replica.fetch.wait.max.ms": "200",
             **common,
         }
+        if self.kafka_defaults:
+            broker = {k: v for k, v in broker.items() if k not in KAFKA_DEFAULT_TIMINGS}
+        return broker
 
 
 def resolve_kafka_home(release: str, option: str | None = None) -> Path | None:
@@ -233,13 +251,16 @@ class RealKafkaCluster:
     proxies: dict[str, TcpProxy] = field(default_factory=dict)
     watchdog: subprocess.Popen[bytes] | None = None
     failed: bool = False
+    classpath: str = ""
+    """Entries put first on every node's class path (`patched_classpath.classpath_first`)."""
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, timeout_s: float = 120.0) -> str:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"isrcheck-cluster-{self.layout.base_port}-"))
         self.start_watchdog()
-        self.host.share(str(self.workdir))
+        for shared in (str(self.workdir), *filter(None, self.classpath.split(":"))):
+            self.host.share(shared)  # a container sees the run directory and a patch where a process does
         try:
             for name in self.layout.node_names:
                 data, logs = self.workdir / "data" / name, self.workdir / "logs" / name
@@ -279,7 +300,10 @@ class RealKafkaCluster:
 
     def env(self, node: Node) -> dict[str, str]:
         heap = CONTROLLER_HEAP if node.name.startswith("controller") else BROKER_HEAP
-        return {"LOG_DIR": str(node.log_dir), "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": JVM_OPTS}
+        env = {"LOG_DIR": str(node.log_dir), "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": JVM_OPTS}
+        if self.classpath:  # kafka-run-class.sh appends libs/* after the CLASSPATH it inherits
+            env["CLASSPATH"] = self.classpath
+        return env
 
     def format_nodes(self, names: list[str]) -> None:
         """``kafka-storage.sh format`` each node's log directory (two at a time)."""

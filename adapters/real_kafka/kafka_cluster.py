@@ -18,11 +18,17 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   replication listener, or its links to the controllers); `hold_alter_partition` {broker}
   (its next AlterPartition is held in flight), `hold_api`/`release_api` {broker, api: AlterPartition|
   Fetch|BrokerHeartbeat} (Fetch on a controller link = the broker's metadata log), `wait_held`
-  {broker, api, timeout_ms} → {held}; `shutdown` {broker} (SIGTERM, stays down);
+  {broker, api, timeout_ms} → {held}; `hold_follower`/`release_follower` {broker, follower} (the
+  follower's replication fetches to leader `broker` stall at the leader's replication proxy, both
+  directions; the follower still heartbeats, so it stays registered and unfenced: a slow or
+  partitioned replication path, not a stopped broker); `shutdown` {broker} (SIGTERM, stays down);
   `wait_isr` {topic, isr: [b, ...] | without: [b, ...], timeout_ms} → {reached} (wall time passes until
   the ISR is exactly `isr`, or holds none of `without`);
-  `tick` {ms} (wall time passes); `heal` {timeout_ms} (everything back, then wait until every
-  partition's ISR is its replica set or the bound passes);
+  `tick` {ms} (wall time passes), or {align: NAME, period_ms, at_ms} (until `at_ms` past a multiple
+  of `period_ms` since the op marked NAME returned: a broker's periodic task — the leader's
+  ISR-expiration check, every replica.lag.time.max.ms / 2 at a fixed rate — is met at a chosen
+  phase; any op with `mark: NAME` marks the time it returned); `heal` {timeout_ms} (everything
+  back, then wait until every partition's ISR is its replica set or the bound passes);
 * observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
   leader_epoch (Metadata v7+), brokers (the unfenced brokers listed in the same Metadata answer),
   metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
@@ -30,7 +36,9 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 
 Options: `kafka-home=DIR` (else $KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
 (Docker `apache/kafka`, `image=`/`version=`); `brokers=3..5`, `controllers=1|3`,
-`session-timeout-ms`, `base-port`.
+`session-timeout-ms`, `base-port`; `kafka-defaults=1` (the release's own timing defaults:
+`cluster_processes.KAFKA_DEFAULT_TIMINGS`); `classpath=PATH[:PATH]` (class directories or jars put
+first on every node's class path: a patched broker or controller class, `patched_classpath`).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from isrcheck.adapters.base import (
     UnsupportedConfiguration,
 )
 from isrcheck.adapters.real_kafka.cluster_processes import (
+    KAFKA_SESSION_TIMEOUT_MS,
     ClusterLayout,
     ClusterStartError,
     RealKafkaCluster,
@@ -56,7 +65,10 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
     resolve_kafka_home,
 )
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, NodeStartError, ProcessHost
+from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
+
+from isrcheck.errors import UsageError
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
 """Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
@@ -74,11 +86,16 @@ class KafkaClusterTarget(Target):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
+        self.classpath = classpath_first(self.options["classpath"], self.name) if "classpath" in self.options else ""
+        if self.options.get("kafka-defaults") and "session-timeout-ms" in self.options:
+            raise UsageError("kafka-cluster: kafka-defaults=1 and session-timeout-ms= contradict each other")
         self.cluster: RealKafkaCluster | None = None
         self.admin: Any = None
         self.producers: dict[str, Any] = {}
         self.offsets_consumer: Any = None
         self.counter = 0
+        self.marks: dict[str, float] = {}
+        """monotonic time at which an op with `mark: NAME` returned (see `tick` with `align`)."""
         self.release = ""
         self.keep_logs = False
         """Set by the engine when the run found something: `close` keeps the nodes' logs."""
@@ -88,6 +105,10 @@ class KafkaClusterTarget(Target):
     def layout(self) -> ClusterLayout:
         o = self.options
         base = int(o["base-port"]) if "base-port" in o else free_base_port()
+        if o.get("kafka-defaults"):
+            return ClusterLayout(controllers=int(o.get("controllers", 1)), brokers=int(o.get("brokers", 3)),
+                                 base_port=base, session_timeout_ms=KAFKA_SESSION_TIMEOUT_MS, kafka_defaults=True,
+                                 min_insync_replicas=int(o.get("min-insync-replicas", 2)))
         return ClusterLayout(controllers=int(o.get("controllers", 1)), brokers=int(o.get("brokers", 3)),
                              base_port=base, session_timeout_ms=int(o.get("session-timeout-ms", 6000)),
                              min_insync_replicas=int(o.get("min-insync-replicas", 2)))
@@ -125,7 +146,7 @@ class KafkaClusterTarget(Target):
         except ClusterStartError as error:
             raise TargetUnavailable(f"the cluster did not start: {error}") from None
         host = self.node_host(release)
-        self.cluster = RealKafkaCluster(host, layout)
+        self.cluster = RealKafkaCluster(host, layout, classpath=self.classpath)
         try:
             bootstrap = self.cluster.start()
         except (ClusterStartError, NodeStartError) as error:
@@ -160,6 +181,12 @@ class KafkaClusterTarget(Target):
     # ------------------------------------------------------------------ operations
 
     def execute(self, op: str, args: Args) -> Result:
+        result = self.execute_op(op, args)
+        if "mark" in args:
+            self.marks[str(args["mark"])] = time.monotonic()
+        return result
+
+    def execute_op(self, op: str, args: Args) -> Result:
         cluster = self.cluster
         if cluster is None:
             raise RuntimeError("kafka-cluster: no cluster is open")
@@ -198,6 +225,13 @@ class KafkaClusterTarget(Target):
             case "release_api":
                 for proxy in self.controller_proxies(int(args["broker"])):
                     proxy.release_api(API_KEYS[str(args["api"])])
+            case "hold_follower" | "release_follower":
+                proxy = cluster.proxy(f"replication-{int(args['broker'])}")
+                prefix = f"broker-{100 + int(args['follower'])}-fetcher-"  # ReplicaFetcherManager's client id
+                if op == "hold_follower":
+                    proxy.hold_client(prefix)
+                else:
+                    proxy.release_client(prefix)
             case "shutdown":
                 cluster.terminate(broker)
             case "wait_held":
@@ -215,6 +249,11 @@ class KafkaClusterTarget(Target):
                                                  int(args.get("timeout_ms", 20000)))
                 return self.wait_isr(str(args["topic"]), sorted(100 + int(b) for b in args["isr"]),
                                      int(args.get("timeout_ms", 20000)))
+            case "tick" if "align" in args:
+                period, at = int(args["period_ms"]) / 1000, int(args["at_ms"]) / 1000
+                elapsed = time.monotonic() - self.marks[str(args["align"])]
+                time.sleep((at - elapsed) % period)
+                return {"phase_s": round((time.monotonic() - self.marks[str(args["align"])]) % period, 3)}
             case "tick":
                 time.sleep(int(args.get("ms", 0)) / 1000)
             case "heal":

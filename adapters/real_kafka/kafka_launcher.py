@@ -161,9 +161,11 @@ class LocalRunner:
     """Nodes as processes of an unpacked distribution (`KAFKA_HOME`), one directory per run
     (properties, logs, console output) plus one for the nodes' data (`data_base()`)."""
 
-    def __init__(self, home: str, heap: str = "-Xmx512m") -> None:
+    def __init__(self, home: str, heap: str = "-Xmx512m", classpath: str = "") -> None:
         self.home = home
         self.heap = heap
+        self.classpath = classpath
+        """Entries put first on the nodes' class path (`patched_classpath.classpath_first`)."""
         self.description = f"KAFKA_HOME={home}"
         self.work = tempfile.mkdtemp(prefix="isrcheck-kafka-")
         self.data = tempfile.mkdtemp(prefix="isrcheck-kafka-data-", dir=data_base())
@@ -179,6 +181,8 @@ class LocalRunner:
         script = start_script(node, cluster_id, settings, kafka_root=self.home,
                               properties_path=f"{self.work}/{name}.properties")
         env = {**os.environ, "LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", self.heap)}
+        if self.classpath:  # kafka-run-class.sh appends libs/* after the CLASSPATH it inherits
+            env["CLASSPATH"] = self.classpath
         with open(f"{log_dir}/console-{self.starts}.out", "wb") as console:
             process = subprocess.Popen(
                 [sys.executable, str(WATCHDOG), "--remove", self.work, "--remove", self.data, "--", "sh", "-c", script],

@@ -16,7 +16,13 @@ followed by the request header, whose first field is the int16 api key — Kafka
   56) on its own connection (the leader's AlterPartitionManager has its own
   NodeToControllerChannelManager, "alterPartition"), so this holds one leader's AlterPartition
   in flight while its heartbeats and metadata fetches go on — how the KIP-903 interleaving is
-  reached on real brokers.
+  reached on real brokers;
+* ``hold_client`` — hold (both directions) every connection whose requests carry a client id
+  starting with a prefix (the request header's ``client_id``, after api key, version and
+  correlation id). Every follower fetches from a leader through the leader's one replication
+  listener, but each follower's fetcher names itself (``broker-<id>-fetcher-<n>``,
+  `ReplicaFetcherManager.createFetcherThread`, 3.9.0), so one follower's replication can stall
+  while the others' goes on — and the stalled broker still heartbeats, so it is not fenced.
 
 One listening thread per proxy, two pump threads per connection; nothing here knows Kafka beyond
 the framing.
@@ -47,6 +53,10 @@ class Link:
     """The api key of a request blocked at the proxy right now."""
     seen_apis: set[int] = field(default_factory=set)
     """Api keys of the requests this connection has carried."""
+    client_id: str | None = None
+    """The client id of the first request this connection carried."""
+    held_client: str | None = None
+    """The client-id prefix this connection is held for (`TcpProxy.hold_client`)."""
     closed: bool = False
     pending: bytearray = field(default_factory=bytearray)
     """Client→server bytes not yet parsed into whole frames (hold_api mode)."""
@@ -70,6 +80,7 @@ class TcpProxy:
         self.mode = PASS
         self.delay_ms = 0
         self.hold_api_keys: set[int] = set()
+        self.held_client_prefixes: set[str] = set()
         self.held_requests = 0
         """Requests with a held api key seen since the last `set_mode` (hold_api)."""
         self.links: list[Link] = []
@@ -94,8 +105,9 @@ class TcpProxy:
             if mode in (HOLD_API, PASS):
                 self.held_requests = 0
             if mode == PASS:
+                self.held_client_prefixes.clear()
                 for link in self.links:
-                    link.held, link.held_api = False, None
+                    link.held, link.held_api, link.held_client = False, None, None
             self.lock.notify_all()
             doomed = list(self.links) if mode == CUT else []
             if mode == CUT:
@@ -128,6 +140,29 @@ class TcpProxy:
             if not self.hold_api_keys and self.mode == HOLD_API:
                 self.mode = PASS
             self.lock.notify_all()
+
+    def hold_client(self, prefix: str) -> None:
+        """Hold every connection, present or future, whose client id starts with `prefix`, in both
+        directions (a long poll already forwarded must not answer either)."""
+        with self.lock:
+            self.held_client_prefixes.add(prefix)
+            for link in self.links:
+                if link.client_id is not None and link.client_id.startswith(prefix) and not link.held:
+                    link.held, link.held_client = True, prefix
+
+    def release_client(self, prefix: str) -> None:
+        """Forward what is held for `prefix` and stop holding it."""
+        with self.lock:
+            self.held_client_prefixes.discard(prefix)
+            for link in self.links:
+                if link.held_client == prefix:
+                    link.held, link.held_client = False, None
+            self.lock.notify_all()
+
+    def held_clients(self, prefix: str) -> int:
+        """Connections held now for `prefix`."""
+        with self.lock:
+            return sum(1 for link in self.links if link.held_client == prefix)
 
     def held(self, api_key: int) -> int:
         """Requests with `api_key` blocked at the proxy now."""
@@ -226,6 +261,11 @@ class TcpProxy:
                 break
             api_key = struct.unpack(">h", link.pending[4:6])[0]
             with self.lock:
+                if link.client_id is None:
+                    link.client_id = request_client_id(link.pending[: 4 + size])
+                for prefix in self.held_client_prefixes:
+                    if link.client_id is not None and link.client_id.startswith(prefix) and not link.held:
+                        link.held, link.held_client = True, prefix
                 link.seen_apis.add(api_key)
                 if self.mode == HOLD_API and api_key in self.hold_api_keys and not link.held:
                     link.held, link.held_api = True, api_key
@@ -238,3 +278,15 @@ class TcpProxy:
             frame = bytes(link.pending[: 4 + size])
             del link.pending[: 4 + size]
             sink.sendall(frame)
+
+
+def request_client_id(frame: bytes | bytearray) -> str | None:
+    """The client id of one request frame: int32 size, then request header v1/v2 = int16 api key,
+    int16 api version, int32 correlation id, client_id as a (non-compact) nullable string, which v2
+    keeps for compatibility (Kafka protocol guide, "Request Header"). None when absent or cut."""
+    if len(frame) < 14:
+        return None
+    length = struct.unpack(">h", frame[12:14])[0]
+    if length < 0 or len(frame) < 14 + length:
+        return None
+    return bytes(frame[14:14 + length]).decode(errors="replace")

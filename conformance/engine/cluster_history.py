@@ -221,3 +221,98 @@ def equal_epoch_steps() -> list[tuple[str, dict[str, Any]]]:
         ("resume", {"broker": 3}),
         ("tick", {"ms": 70000}),  # A and B are fenced after the 60 s session: C is the ISR member left
     ]
+
+
+def equal_epoch_default_steps(trigger: str = "shutdown", first_change: str = "shrink"
+                              ) -> list[tuple[str, dict[str, Any]]]:
+    """The equal-epoch loss with Kafka's default timings (`kafka-defaults=1`: session 9 s,
+    replica.lag.time.max.ms 30 s, controller.socket.timeout.ms 30 s), no broker stopped, and one
+    controlled shutdown (`trigger`, or `crash`) as the only failure. Topic [1, 2, 3]: leader 1;
+    2 — next in replica order, so the controller elects it first — is the member that lags; 3
+    stays in sync. What stalls, and only that: 2's replication fetches to 1 (at 1's replication
+    proxy, by the fetcher's client id; 2 keeps heartbeating, so it stays unfenced), 1's metadata
+    log (its Fetch to the controller) between its shrink of 2 and its proposal to add 2 back, and
+    that proposal (1's AlterPartition; past controller.socket.timeout.ms it is sent again, the
+    same request: AlterPartitionManager retries without end).
+
+    1 shrinks the ISR to {1, 3} after 2 has lagged for replica.lag.time.max.ms (held, then let
+    through while 1's metadata log is held: 1 learns partition epoch e+1 from the AlterPartition
+    response alone); 2 catches up and 1 proposes {1, 2, 3} (held); 2's fetches stall again; 1's
+    metadata log resumes and delivers the shrink's record — partition epoch e+1, equal to 1's —
+    which `Partition.makeLeader` (3.9.0) applies, replacing the pending expansion with the
+    committed ISR {1, 3}. From 3.7 the high watermark still waits for a replica caught up within
+    replica.lag.time.max.ms (`Partition.maybeIncrementLeaderHW`, `shouldWaitForReplicaToJoinIsr`),
+    so the records are produced once 2 last caught up more than 30 s ago; 1 and 3 acknowledge them
+    (min.insync.replicas 2). The held proposal then reaches the controller, which accepts it
+    (partition epoch e+1 is current): 2 is in the ISR three records short of the high watermark,
+    until 1's next ISR-expiration check (every replica.lag.time.max.ms / 2, at a fixed rate from
+    the first check, which the first `wait_held` marked) removes it again. Inside that window 1
+    shuts down cleanly; the controller moves leadership to the first live ISR member in replica
+    order, 2, and 3 truncates to 2's log. The heal shows whether the acknowledged records survived.
+
+    `first_change="expansion"`: the change 1 learns from its answer is the admission of 3 instead of
+    the shrink of 2 (3.3 and 3.5 need it: their controller bumps the leader epoch on every ISR
+    shrink — `PartitionChangeBuilder` before KAFKA-15021 — so 1 ignores the shrink's answer as
+    stale and applies the record as a new leader epoch, which resets everything). Both 2 and 3
+    stall and leave the ISR first; 1's metadata log is held; 3 catches up and is admitted (1
+    learns partition epoch e+1 from the answer); then 2 as above. One more follower stalls."""
+    if first_change == "expansion":
+        return equal_epoch_after_expansion_steps(trigger)
+    topic = "eqdefault"
+    return [
+        ("create_topic", {"topic": topic, "replicas": [1, 2, 3]}),
+        ("produce", {"topic": topic, "records": 2, "acks": "all"}),
+        ("hold_follower", {"broker": 1, "follower": 2}),
+        ("produce", {"topic": topic, "records": 1, "acks": "1"}),  # a follower at the leader's end never lags
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        # 1's ISR-expiration check proposes the shrink: lag 30 s, checked every 15 s; marks the check's phase
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 75000, "mark": "isr_check"}),
+        ("hold_api", {"broker": 1, "api": "Fetch"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),  # the shrink: 1 learns epoch e+1 from the answer
+        ("wait_isr", {"topic": topic, "isr": [1, 3], "timeout_ms": 15000}),
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        ("release_follower", {"broker": 1, "follower": 2}),  # 2 catches up: 1 proposes {1, 2, 3}
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 20000}),
+        ("hold_follower", {"broker": 1, "follower": 2, "mark": "caught_up"}),
+        ("release_api", {"broker": 1, "api": "Fetch"}),  # the shrink's record: partition epoch e+1, equal to 1's
+        ("tick", {"ms": 32000}),  # 2 is no longer 'caught up' for the high watermark (replica.lag.time.max.ms)
+        ("tick", {"align": "isr_check", "period_ms": 15000, "at_ms": 1000}),  # just after a check
+        ("produce", {"topic": topic, "records": 3, "acks": "all"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),  # the held proposal, now stale
+        (trigger, {"broker": 1}),
+        ("tick", {"ms": 5000}),
+        ("release_follower", {"broker": 1, "follower": 2}),
+    ]
+
+
+def equal_epoch_after_expansion_steps(trigger: str) -> list[tuple[str, dict[str, Any]]]:
+    """`equal_epoch_default_steps(first_change="expansion")`: the equal-epoch record is that of 3's
+    admission, which 1 learnt from its AlterPartition answer while its metadata log was held."""
+    topic = "eqdefault"
+    return [
+        ("create_topic", {"topic": topic, "replicas": [1, 2, 3]}),
+        ("produce", {"topic": topic, "records": 2, "acks": "all"}),
+        ("hold_follower", {"broker": 1, "follower": 2}),
+        ("hold_follower", {"broker": 1, "follower": 3}),
+        ("produce", {"topic": topic, "records": 1, "acks": "1"}),  # both lag
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 75000, "mark": "isr_check"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),  # the shrink to {1}, applied normally
+        ("wait_isr", {"topic": topic, "isr": [1], "timeout_ms": 15000}),
+        ("tick", {"ms": 2000}),  # 1's metadata image has the shrink too (3.3/3.5: a new leader epoch)
+        ("hold_api", {"broker": 1, "api": "Fetch"}),
+        ("release_follower", {"broker": 1, "follower": 3}),  # 3 admitted: 1 learns epoch e+1 from the answer
+        ("wait_isr", {"topic": topic, "isr": [1, 3], "timeout_ms": 15000}),
+        ("hold_api", {"broker": 1, "api": "AlterPartition"}),
+        ("release_follower", {"broker": 1, "follower": 2}),  # 2 catches up: 1 proposes {1, 3, 2}
+        ("wait_held", {"broker": 1, "api": "AlterPartition", "timeout_ms": 20000}),
+        ("hold_follower", {"broker": 1, "follower": 2, "mark": "caught_up"}),
+        ("release_api", {"broker": 1, "api": "Fetch"}),  # 3's admission: partition epoch e+1, equal to 1's
+        ("tick", {"ms": 32000}),  # 3.6+: 2 no longer 'caught up' for the high watermark
+        ("tick", {"align": "isr_check", "period_ms": 15000, "at_ms": 1000}),
+        ("produce", {"topic": topic, "records": 3, "acks": "all"}),
+        ("release_api", {"broker": 1, "api": "AlterPartition"}),
+        (trigger, {"broker": 1}),
+        ("tick", {"ms": 5000}),
+        ("release_follower", {"broker": 1, "follower": 2}),
+    ]

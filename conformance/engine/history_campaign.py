@@ -97,7 +97,10 @@ def steps_strategy(brokers: int, max_steps: int) -> st.SearchStrategy[Steps]:
 
 def history_config(target: Target) -> HistoryConfig:
     options = getattr(target, "options", {}) or {}
-    return HistoryConfig(session_timeout_ms=int(options.get("session-timeout-ms", 6000)),
+    from isrcheck.adapters.real_kafka.cluster_processes import KAFKA_SESSION_TIMEOUT_MS
+
+    default_session_ms = KAFKA_SESSION_TIMEOUT_MS if options.get("kafka-defaults") else 6000
+    return HistoryConfig(session_timeout_ms=int(options.get("session-timeout-ms", default_session_ms)),
                          min_insync_replicas=int(options.get("min-insync-replicas", 2)))
 
 

@@ -169,3 +169,116 @@ def test_equal_epoch_metadata_lets_a_held_expansion_admit_a_member_below_the_hw(
     assert admitted and admitted[0]["result"]["reached"] and index[admitted[0]["i"]] > index[acked[0]["i"]]
     resumes = [e["i"] for e in ops if e["op"] == "resume" and e["args"]["broker"] == 3]
     assert not any(last_pause_3 < i < admitted[0]["i"] for i in resumes)  # stopped all along
+
+
+PATCH = REPO / "docs" / "upstream" / "equal-epoch-keep-pending-isr.patch"
+BUILD = REPO / "docs" / "upstream" / "build-patched-partition.sh"
+
+
+class LeaderLogTarget(KafkaClusterTarget):
+    """Keeps broker 1's state-change.log before the cluster removes its logs."""
+
+    leader_state_changes = ""
+
+    def close(self) -> None:
+        logs = self.cluster.log_dirs() if self.cluster is not None else {}
+        path = Path(logs.get("broker-1", "/nonexistent")) / "state-change.log"
+        self.leader_state_changes = path.read_text(errors="replace") if path.exists() else ""
+        super().close()
+
+
+FIRST_CHANGE = {"3.3": "expansion", "3.5": "expansion"}
+"""Their controller bumps the leader epoch on every ISR shrink, so the leader ignores a shrink's
+answer: the change it learns from its answer must be an admission (`equal_epoch_default_steps`)."""
+EQUAL_EPOCH_RECORD = {"shrink": "isr=[101, 103], partitionEpoch=1", "expansion": "isr=[101, 103], partitionEpoch=2"}
+
+
+def equal_epoch_with_defaults(release: str, classpath: str | None = None
+                              ) -> tuple[list[str], list[dict[str, object]], str]:
+    from isrcheck.conformance.engine.cluster_history import equal_epoch_default_steps
+
+    options = {"kafka-home": str(home(release)), "kafka-defaults": "1"}
+    if classpath:
+        options["classpath"] = classpath
+    target = LeaderLogTarget(options)
+    steps = equal_epoch_default_steps("shutdown", FIRST_CHANGE.get(release, "shrink"))
+    history, violations = run_history(target, release, steps, HistoryConfig(session_timeout_ms=9000))
+    return [v.property for v in violations], history, target.leader_state_changes
+
+
+def acknowledged_then_read(history: list[dict[str, object]]) -> tuple[dict[int, str], dict[str, str]]:
+    ops = [e for e in history if e["type"] == "op"]
+    acked = {int(o): str(v) for e in ops if e["op"] == "produce" and e["args"]["acks"] == "all"  # type: ignore[index]
+             and e["result"]["status"] == "acked"  # type: ignore[index]
+             for o, v in zip(e["result"]["offsets"], e["result"]["values"], strict=True)}  # type: ignore[index]
+    read = ops[-1]["result"]["records"]["0"]  # type: ignore[index]
+    return acked, read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9", "4.1"])
+def test_equal_epoch_loses_acknowledged_records_with_kafka_defaults(release: str) -> None:
+    """Kafka's default timings (session 9 s, replica.lag.time.max.ms 30 s, controller socket
+    timeout 30 s), no broker stopped or crashed: only broker 2's replication fetches, leader 1's
+    metadata log and one AlterPartition of 1 are held at the proxies, and 1 shuts down cleanly.
+    The records acknowledged with acks=all (min.insync.replicas 2) while the stale expansion was
+    in flight are missing after the heal — the loss itself, read back by a consumer."""
+    if home(release) is None:
+        pytest.skip(f"no ../shared/kafka/{release}")
+    properties, history, leader_log = equal_epoch_with_defaults(release)
+    ops = [e for e in history if e["type"] == "op"]
+    assert not {"pause", "crash", "restart"} & {e["op"] for e in ops}  # the only failure is the clean shutdown
+    acked, read = acknowledged_then_read(history)
+    late = [o for o in acked if o >= 3]
+    assert late == [3, 4, 5], acked  # acknowledged after 2 stopped fetching at offset 3
+    assert [o for o in late if read.get(str(o)) != acked[o]] == [3, 4, 5], read  # and gone after the heal
+    assert properties.count("P-ACK") == 3, properties
+    after = [e["view"] for e in history if e["type"] == "observe" and e["i"] > next(
+        x["i"] for x in ops if x["op"] == "shutdown")]
+    assert after[0]["leader"] == 102  # type: ignore[index]
+    record = EQUAL_EPOCH_RECORD[FIRST_CHANGE.get(release, "shrink")]
+    assert any("Skipped the become-leader" in line and record in line for line in leader_log.splitlines()), record
+
+
+@pytest.fixture(scope="module")
+def patched_partition_jar(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """docs/upstream/equal-epoch-keep-pending-isr.patch compiled into kafka.cluster.Partition of
+    ../shared/kafka/3.9 by docs/upstream/build-patched-partition.sh. Needs apache/kafka's history
+    ($KAFKA_GIT_DIR, a clone holding tag 3.9.0-rc3) and a Scala 2.13 compiler (pyspark's)."""
+    git_dir = os.environ.get("KAFKA_GIT_DIR")
+    if home("3.9") is None:
+        pytest.skip("no ../shared/kafka/3.9")
+    if not git_dir:
+        pytest.skip("KAFKA_GIT_DIR (a clone of apache/kafka holding 3.9.0) is not set: the patch cannot be built")
+    jar = tmp_path_factory.mktemp("patch") / "partition-patched.jar"
+    built = subprocess.run(["sh", str(BUILD), str(home("3.9")), str(PATCH), str(jar), git_dir],
+                           capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stderr[-2000:]
+    return str(jar)
+
+
+@pytest.mark.slow
+def test_the_partition_patch_keeps_the_expansion_pending_and_loses_nothing(patched_partition_jar: str) -> None:
+    """The same steps with the patch first on the brokers' class path: the equal-epoch record
+    leaves the pending expansion in place (the leader logs it), the high watermark waits for
+    broker 2, the three records are not acknowledged, and nothing acknowledged is lost."""
+    properties, history, leader_log = equal_epoch_with_defaults("3.9", patched_partition_jar)
+    assert properties == [], properties
+    assert "Kept the pending ISR change PendingExpandIsr(newInSyncReplicaId=102" in leader_log
+    acked, read = acknowledged_then_read(history)
+    assert acked and all(read.get(str(o)) == v for o, v in acked.items())
+    late = [e for e in history if e["type"] == "op" and e["op"] == "produce" and e["i"] > next(
+        x["i"] for x in history if x["type"] == "op" and x["op"] == "hold_follower" and x["args"].get("mark"))]
+    assert late and late[0]["result"]["status"] == "failed"  # type: ignore[index]  # the HW waited for broker 2
+
+
+@pytest.mark.slow
+def test_kafka_14139_is_still_refused_with_the_partition_patch(patched_partition_jar: str) -> None:
+    """No regression on KIP-903's interleaving: with the patched Partition the stale expansion of
+    the disk-less follower is still refused on 3.9 and nothing is lost."""
+    target = KafkaClusterTarget({"kafka-home": str(home("3.9")), "classpath": patched_partition_jar})
+    history, violations = run_history(target, "3.9", kip903_steps(), HistoryConfig())
+    assert [v.property for v in violations] == []
+    assert not any(e["type"] == "observe" and e["view"].get("leader") == 102 for e in history)
+    acked, read = acknowledged_then_read(history)
+    assert len(acked) == 8 and all(read.get(str(o)) == v for o, v in acked.items())

@@ -122,3 +122,39 @@ def test_a_stopped_proxy_frees_its_port() -> None:
         assert not port_free(base + 5)
         proxy.stop()
         assert not proxy.thread.is_alive() and port_free(base + 5)
+
+
+def client_frame(api_key: int, client_id: str) -> bytes:
+    """A request frame with a v1 header: api key, version, correlation id, client id."""
+    name = client_id.encode()
+    payload = struct.pack(">hhih", api_key, 0, 7, len(name)) + name
+    return struct.pack(">i", len(payload)) + payload
+
+
+def test_hold_client_stalls_one_followers_fetches_and_not_the_others(proxied: tuple[EchoServer, TcpProxy]) -> None:
+    """Followers share a leader's replication listener; the fetcher's client id tells them apart.
+    A connection of broker 103's fetcher that already fetched is held at once (its long poll must
+    not answer), a new one is held at its first request, broker 102's goes on; release forwards."""
+    server, proxy = proxied
+    old = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=1)
+    old.sendall(client_frame(1, "broker-103-fetcher-0"))
+    assert struct.unpack(">h", old.recv(2, socket.MSG_WAITALL))[0] == 1
+    proxy.hold_client("broker-103-fetcher-")
+    assert proxy.held_clients("broker-103-fetcher-") == 1
+    old.sendall(client_frame(1, "broker-103-fetcher-0"))
+    new = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=1)
+    new.sendall(client_frame(1, "broker-103-fetcher-0"))
+    other = socket.create_connection(("127.0.0.1", proxy.listen_port), timeout=2)
+    other.sendall(client_frame(1, "broker-102-fetcher-0"))
+    assert struct.unpack(">h", other.recv(2, socket.MSG_WAITALL))[0] == 1
+    with pytest.raises(TimeoutError):
+        new.recv(2, socket.MSG_WAITALL)
+    assert server.seen == [1, 1]  # the first fetch of 103 and the fetch of 102; both of 103's later ones wait
+    assert proxy.held_clients("broker-103-fetcher-") == 2
+    proxy.release_client("broker-103-fetcher-")
+    for conn in (old, new):
+        conn.settimeout(2)
+        assert struct.unpack(">h", conn.recv(2, socket.MSG_WAITALL))[0] == 1
+        conn.close()
+    other.close()
+    assert server.seen == [1, 1, 1, 1]
