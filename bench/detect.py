@@ -8,6 +8,10 @@ and whether the properties alone (no differential comparison: the black-box figu
 Negative controls (N*) are run the same way and must never be flagged.
 
     python bench/detect.py [--seeds 5] [--runs 150] [--budget 30] [--level all] [--mutants B01,B06]
+                           [--write docs/results/detection.md]
+
+With `--write PATH` the table is also written as markdown, under a header naming the command, the
+commit and the machine (bench/results_file.py): the documentation cites that file.
 
 Each attempt is one process, one core: the campaign stops at its first finding, after `--runs`
 runs (`--controller-runs` at the controller level), or after `--budget` seconds, whichever
@@ -19,16 +23,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from isrcheck.conformance.engine.campaign import LEVELS, CampaignConfig, run_campaign
 from isrcheck.conformance.generator.cluster_machine import IDEAS, SET_UP_STEPS, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET
 from isrcheck.reference_impl.mutants import CATALOGUE
+from results_file import markdown_table, write_results
 
 SEED_STRIDE = 1000
 SETUP_STEPS = {"controller": 7, "cluster": SET_UP_STEPS}
@@ -85,7 +92,8 @@ def median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def row(mutant_id: str, level: str, attempts: list[Attempt], blackbox: bool | None) -> str:
+def cells(mutant_id: str, level: str, attempts: list[Attempt], blackbox: bool | None) -> list[str]:
+    """found, median s, max s, median runs, median steps, median shrunk, properties alone, note."""
     hits = [a for a in attempts if a.found]
     seconds = [a.seconds for a in hits if a.seconds is not None]
     shrunk = [a.shrunk for a in hits if a.shrunk is not None]
@@ -94,12 +102,21 @@ def row(mutant_id: str, level: str, attempts: list[Attempt], blackbox: bool | No
         return "-" if value is None else f"{value:.{digits}f}"
 
     control = CATALOGUE[mutant_id].negative_control
-    found = f"{len(hits)}/{len(attempts)}"
-    props = "n/a" if blackbox is None else ("yes" if blackbox else "no")
+    props = "n/a" if blackbox is None or control else ("yes" if blackbox else "no")
     note = "negative control" + (": FLAGGED" if hits else " (clean)") if control else ""
-    return (f"{mutant_id:<6}{level:<11}{found:>6}{fmt(median(seconds)):>9}{fmt(max(seconds) if seconds else None):>8}"
-            f"{fmt(median([a.runs for a in hits]), 0):>8}{fmt(median([a.steps for a in hits]), 0):>8}"
-            f"{fmt(median(shrunk), 0):>7}{props:>7}  {note}")
+    return [f"{len(hits)}/{len(attempts)}", fmt(median(seconds)), fmt(max(seconds) if seconds else None),
+            fmt(median([a.runs for a in hits]), 0), fmt(median([a.steps for a in hits]), 0),
+            fmt(median(shrunk), 0), props, note]
+
+
+def row(mutant_id: str, level: str, values: list[str]) -> str:
+    found, med, longest, runs, steps, shrunk, props, note = values
+    return (f"{mutant_id:<6}{level:<11}{found:>6}{med:>9}{longest:>8}{runs:>8}{steps:>8}{shrunk:>7}{props:>7}  "
+            f"{note}")
+
+
+MARKDOWN_HEADER = ("mutant", "level", "seeds found", "median s", "max s", "median runs", "median steps",
+                   "shrunk steps beyond set-up", "properties alone", "note")
 
 
 def main() -> None:
@@ -118,6 +135,9 @@ def main() -> None:
     parser.add_argument("--no-blackbox", action="store_true",
                         help="skip the properties-only attempt at the controller level")
     parser.add_argument("--jsonl", help="append every attempt as one JSON line to this file")
+    parser.add_argument("--write", type=Path, metavar="PATH",
+                        help="also write the table as markdown with the command, commit and machine "
+                        "(e.g. docs/results/detection.md)")
     parser.add_argument("--ideas", default=",".join(sorted(ClusterMachine.ideas)),
                         help=f"generation ideas switched on (of {', '.join(sorted(IDEAS))}; 'none': the plain "
                         f"weighted mix; {TARGET} acts at both levels, the others at the cluster level; default: the "
@@ -135,13 +155,16 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown mutants: {', '.join(unknown)}")
     seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
-    print(f"seeds {seeds}; per attempt at most {args.controller_runs} controller / {args.runs} cluster runs or "
-          f"{args.budget:.0f} s; one process; "
-          f"ideas: {', '.join(sorted(ideas)) or 'none'}")
+    load_before = os.getloadavg()[0]
+    what_ran = (f"seeds {seeds}; per attempt at most {args.controller_runs} controller / {args.runs} cluster runs or "
+                f"{args.budget:.0f} s, shrinking at most {args.shrink_budget} s; one process; "
+                f"ideas: {', '.join(sorted(ideas)) or 'none'}")
+    print(what_ran)
     print(f"{'mutant':<6}{'level':<11}{'found':>6}{'med s':>9}{'max s':>8}{'runs':>8}{'steps':>8}"
           f"{'shrunk':>7}{'props':>7}")
     rows = 0
     tally = {"mutants": 0, "found_all_seeds": 0, "found_by_properties": 0, "controls_flagged": 0}
+    table: list[list[str]] = []
     started = time.monotonic()
     for mutant_id in chosen:
         control = CATALOGUE[mutant_id].negative_control
@@ -156,7 +179,9 @@ def main() -> None:
                 blackbox = alone.found
             else:
                 attempts_bb = []
-            print(row(mutant_id, level, attempts, blackbox))
+            values = cells(mutant_id, level, attempts, blackbox)
+            print(row(mutant_id, level, values))
+            table.append([mutant_id, level, *values])
             rows += 1
             if args.jsonl:
                 with open(args.jsonl, "a", encoding="utf-8") as out:
@@ -168,9 +193,24 @@ def main() -> None:
                 tally["mutants"] += 1
                 tally["found_all_seeds"] += all(a.found for a in attempts)
                 tally["found_by_properties"] += bool(blackbox)
-    print(f"{tally['found_all_seeds']}/{tally['mutants']} mutants found at their own level on every seed; "
-          f"{tally['found_by_properties']}/{tally['mutants']} by properties alone; "
-          f"{tally['controls_flagged']} negative controls flagged; {rows} rows in {time.monotonic() - started:.0f} s")
+    summary = (f"{tally['found_all_seeds']}/{tally['mutants']} mutants found at their own level on every seed; "
+               f"{tally['found_by_properties']}/{tally['mutants']} by properties alone; "
+               f"{tally['controls_flagged']} negative controls flagged; {rows} rows in "
+               f"{time.monotonic() - started:.0f} s")
+    print(summary)
+    if args.write:
+        write_results(args.write, "Detection: how fast generation finds each mutant", what_ran,
+                      markdown_table(MARKDOWN_HEADER, table), load_before, notes=[
+                          summary + ".",
+                          "",
+                          "Columns: seeds on which a stop-at-first campaign found the mutant; median and longest "
+                          "seconds to the end of the first failing run (shrinking excluded); median runs and steps "
+                          "to it (independent of the machine's load); the median counterexample length beyond the "
+                          "level's set-up steps after shrinking; whether the properties alone (no differential "
+                          "comparison with the reference) found it — at the cluster level every finding is by "
+                          "properties; at the controller level one extra attempt on the first seed runs with the "
+                          "differential switched off. Negative controls must never be flagged.",
+                      ])
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ the same way (same settings, same number of examples and steps), in one process,
 other. The ratio is what isrcheck's own work costs on top of Hypothesis (issue target: ≥ 0.5).
 
     python bench/engine.py [--examples 200] [--steps 50] [--levels controller,cluster] [--repeat 3]
+                           [--write docs/results/engine.md]
 
 On a shared machine the load changes while it runs: with --repeat N the two alternate N times
 and the median of the N ratios is printed, with the load average beside each pair. Each rate is
@@ -18,12 +19,14 @@ import argparse
 import os
 import statistics
 import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.generator.cluster_machine import ACTIONS
+from results_file import markdown_table, write_results
 
 
 def bare_machine(rules: int, level: str) -> type[RuleBasedStateMachine]:
@@ -67,7 +70,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--levels", default="controller,cluster")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--write", type=Path, metavar="PATH",
+                        help="also write the table as markdown with the command, commit and machine")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    table: list[list[str]] = []
+    medians: list[str] = []
     print(f"{'level':<11} {'engine steps/s':>15} {'bare rules/s':>13} {'ratio':>6} "
           f"{'cpu: engine':>12} {'bare':>7} {'ratio':>6} {'load':>5}")
     for level in args.levels.split(","):
@@ -83,9 +91,21 @@ def main() -> None:
             cpu_ratios.append(engine_cpu / bare_cpu)
             print(f"{level:<11} {engine:>15,.0f} {bare:>13,.0f} {engine / bare:>6.2f} "
                   f"{engine_cpu:>12,.0f} {bare_cpu:>7,.0f} {engine_cpu / bare_cpu:>6.2f} {load:>5.2f}", flush=True)
+            table.append([level, f"{engine:,.0f}", f"{bare:,.0f}", f"{engine / bare:.2f}", f"{engine_cpu:,.0f}",
+                          f"{bare_cpu:,.0f}", f"{engine_cpu / bare_cpu:.2f}", f"{load:.2f}"])
         if args.repeat > 1:
-            print(f"{level:<11} median ratio {statistics.median(ratios):.2f} (CPU time: "
-                  f"{statistics.median(cpu_ratios):.2f}) of {args.repeat} (target ≥ 0.5)")
+            median = (f"{level}: median ratio {statistics.median(ratios):.2f} (CPU time: "
+                      f"{statistics.median(cpu_ratios):.2f}) of {args.repeat} (target ≥ 0.5)")
+            print(f"{level:<11} {median.split(': ', 1)[1]}")
+            medians.append(median)
+    if args.write:
+        write_results(args.write, "Engine speed against a bare Hypothesis machine",
+                      f"{args.examples} examples of {args.steps} steps per level, seed 1, {args.repeat} pair(s) per "
+                      "level, one process: the campaign of the reference against itself, then a bare "
+                      "RuleBasedStateMachine with the same rules doing nothing.",
+                      markdown_table(("level", "engine steps/s", "bare rules/s", "ratio", "CPU: engine steps/s",
+                                      "CPU: bare rules/s", "CPU ratio", "load"), table), load_before,
+                      notes=[f"{line}." for line in medians])
 
 
 if __name__ == "__main__":

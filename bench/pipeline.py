@@ -7,7 +7,10 @@ memory; the peak of that sum is printed beside the peak of the JVM alone. The pi
 lines (one verdict per campaign) are passed through, then the verdict counts, the load average
 before and after and the slowest campaigns. The output directory is removed unless --keep.
 
-    python bench/pipeline.py [--keep DIR] [-- extra pipeline options, e.g. --mutant-budget 8]
+    python bench/pipeline.py [--keep DIR] [--write docs/results/pipeline.md] [-- extra pipeline options]
+
+With `--write PATH` the figures are also written as markdown under a header naming the command,
+the commit and the machine (bench/results_file.py).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+
+from results_file import markdown_table, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 JOB_LINE = re.compile(r"^\[\s*\d+/\d+\] (\S+)\s+(.*) \((\d+) runs, ([\d.]+) s\)$")
@@ -101,6 +106,8 @@ class Sampler(threading.Thread):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path, help="write the pipeline's output here and keep it")
+    parser.add_argument("--write", type=Path, metavar="PATH",
+                        help="also write the figures as markdown with the command, commit and machine")
     parser.add_argument("extra", nargs="*", help="more `isrcheck pipeline` options (after --)")
     args = parser.parse_args()
     out = args.keep or Path(tempfile.mkdtemp(prefix="isrcheck-bench-pipeline-")) / "out"
@@ -140,8 +147,23 @@ def main() -> int:
     print("counterexample lengths of the findings: "
           + (", ".join(f"{who} {length}" for who, length in sorted(lengths.items())) or "none"))
     print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
-    print("slowest campaigns: " + "; ".join(f"{label} {seconds:.1f} s ({verdict})"
-                                             for seconds, label, verdict in sorted(jobs, reverse=True)[:6]))
+    slowest = "; ".join(f"{label} {seconds:.1f} s ({verdict})"
+                        for seconds, label, verdict in sorted(jobs, reverse=True)[:6])
+    print("slowest campaigns: " + slowest)
+    if args.write:
+        table = markdown_table(("figure", "value"), [
+            ("exit code", str(code)),
+            ("wall time", f"{wall:.1f} s"),
+            ("campaigns", f"{campaigns_done or 0:.1f} s"),
+            ("Spark summary and report", f"{wall - (campaigns_done or wall):.1f} s"),
+            ("verdicts", ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items()))),
+            ("peak memory of the process tree",
+             f"{sampler.peak_total / 1024:.0f} MB (JVM {sampler.peak_jvm / 1024:.0f} MB)"),
+            ("slowest campaigns", slowest),
+        ])
+        write_results(args.write, "The main job (isrcheck pipeline): time and memory",
+                      f"`isrcheck pipeline --out DIR {' '.join(args.extra)}`, one process tree, as a user runs it.",
+                      table, load_before[0])
     return code
 
 

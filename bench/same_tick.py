@@ -5,7 +5,7 @@ refuse it whenever it comes). The issue saw such a controller found after 0.9–
 the seed; this prints, per seed, the runs, steps and seconds the controller-level campaign needed,
 with targeted search on and off, side by side on the same seeds.
 
-    python bench/same_tick.py [--seeds 5] [--runs 3000] [--budget 120]
+    python bench/same_tick.py [--seeds 5] [--runs 3000] [--budget 120] [--write docs/results/same-tick.md]
 
 The controller is registered in this process only, as catalogue id X1 (it is not a Kafka bug, so it
 is not in the catalogue); each attempt is bench/detect.py's, one process, one core.
@@ -17,6 +17,7 @@ import argparse
 import os
 import statistics
 import sys
+from pathlib import Path
 
 from detect import SEED_STRIDE, attempt  # type: ignore[import-not-found]
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
@@ -24,6 +25,7 @@ from isrcheck.conformance.generator.targeting import TARGET
 from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.messages import HeartbeatRequest, HeartbeatResponse, IsrMember
 from isrcheck.reference_impl.mutants import CATALOGUE, Mutant
+from results_file import markdown_table, write_results
 
 MUTANT_ID = "X1"
 
@@ -56,7 +58,11 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=1, help="seeds are first-seed + k * 1000")
     parser.add_argument("--runs", type=int, default=3000, help="controller-level runs per attempt")
     parser.add_argument("--budget", type=float, default=120.0, metavar="SECONDS", help="wall budget per attempt")
+    parser.add_argument("--write", type=Path, metavar="PATH",
+                        help="also write the table as markdown with the command, commit and machine")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    table: list[list[str]] = []
     CATALOGUE[MUTANT_ID] = Mutant(MUTANT_ID, "re-admits a shutting-down broker in its heartbeat's tick",
                                   "issue 16 (third-party)", ("P-ELIG",), "controller", SameTickReadmission)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -73,6 +79,8 @@ def main() -> None:
             seconds = "-" if result.seconds is None else f"{result.seconds:.1f}"
             print(f"{name:<10}{seed:>6}{'yes' if result.found else 'no':>7}{result.runs:>7}{result.steps:>8}"
                   f"{seconds:>8}")
+            table.append([name, str(seed), "yes" if result.found else "no", str(result.runs), str(result.steps),
+                          seconds])
             if result.found:
                 found.append(result)
         runs = statistics.median(a.runs for a in found) if found else None
@@ -80,6 +88,12 @@ def main() -> None:
         spread = f"{min(seconds):.1f}–{max(seconds):.1f} s" if seconds else "-"
         print(f"{name:<10} found {len(found)}/{len(seeds)}, median runs {runs}, seconds {spread}; "
               f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.write:
+        write_results(args.write, "A third-party-style controller bug: runs to find it, with and without targeting",
+                      f"seeds {seeds}; at most {args.runs} controller-level runs or {args.budget:.0f} s per attempt; "
+                      "one process. The controller re-admits a broker in controlled shutdown when the AlterPartition "
+                      "naming it arrives in the same tick as that broker's heartbeat.",
+                      markdown_table(("ideas", "seed", "found", "runs", "steps", "seconds"), table), load_before)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ class ToyCluster(Target):
             case "heal":
                 for broker in BROKERS:
                     self.recover(broker, wipe=False)
+                for broker in BROKERS:  # those recovered before the leader came back follow it now
+                    self.recover(broker, wipe=False)
                 return {"settled": True}
         return {}  # net, tick, holds, fail-over: no effect on this toy
 
