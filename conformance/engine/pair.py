@@ -18,6 +18,7 @@ from isrcheck.conformance.properties.controller_level import check_step
 from isrcheck.conformance.scenario.run import Session, StepError
 
 from isrcheck.operations.findings import CRASH, ERROR, Finding
+from isrcheck.operations.known_divergences import DivergingStep, classified
 from isrcheck.operations.observation import EMPTY, ControllerObservation
 from isrcheck.operations.step import Step
 
@@ -113,7 +114,7 @@ class PairRun:
         tgt_args, tgt_result = answered[0]
         self.tgt_session.capture(step, tgt_result)
         trace.target = tgt_result
-        tgt_before = self.tgt_seen
+        tgt_before, ref_before = self.tgt_seen, self.ref_seen
         self.ref_seen = observe_controller(self.reference, self.partitions, self.brokers)
         if self.observes_target:
             def observe_target() -> None:
@@ -132,6 +133,8 @@ class PairRun:
             ):
                 if finding is not None:
                     findings.append(finding)
+        if findings:  # a divergence a known-divergence rule explains is marked so (not a finding)
+            findings = classified(findings, DivergingStep(step.op, tgt_args, ref_before, ref_result, tgt_result))
         if self.observes_target:
             findings.extend(check_step(index, step.op, tgt_args, tgt_result, tgt_before, self.tgt_seen))
         self.findings = findings

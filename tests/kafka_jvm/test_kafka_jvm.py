@@ -89,7 +89,7 @@ def test_a_short_campaign_finds_only_the_known_divergence(kafka_39: Path) -> Non
                             seed=5, stop_at_first=False, batch_size=20)
     result = run_campaign(config)
     assert result.runs >= 20 and result.steps >= 20 * 10
-    assert set(result.outcomes) <= {"pass", "finding"}, result.outcomes
+    assert set(result.outcomes) <= {"pass", "finding", "known"}, result.outcomes
     unknown = [s for s in result.signatures if not s.startswith(KNOWN_DIVERGENCE_PREFIXES)]
     assert not unknown, result.examples
 
@@ -194,3 +194,40 @@ def test_the_same_release_moved_or_unpacked_again_gets_an_archive_the_jvm_can_ma
                               timeout=120, input='{"id":1,"method":"describe","params":{}}\n')
     assert answered.stdout.startswith('{"id":1'), answered.stdout[:300]
     assert "archive" in answered.stderr.lower(), answered.stderr[-500:]
+
+
+def test_kd1_on_kafkas_own_controller_is_the_known_divergence_by_its_rule(target: KafkaJvmTarget) -> None:
+    """The shrunk case of the campaigns, stepped on the reference and on Kafka 3.9.0's own
+    ReplicationControlManager: Kafka refuses the growth (its factor is partition 2's), the rule
+    marks both findings of that step known; without the reassignment (equal factors) both agree.
+    The scenario file of KD1 holds on Kafka and not on the reference."""
+    from isrcheck.conformance.engine.pair import PairRun
+
+    from isrcheck.operations.step import Step
+
+    def step(op: str, **args: object) -> Step:
+        return Step(0, op, dict(args), None, {}, None)
+
+    shrunk = [step("create_topic", topic="t0", assignment=[[1, 2, 3]]),
+              step("create_partitions", topic="t0", count=3, assignment=[[2, 3, 1], [3, 1, 2]]),
+              step("reassign", topic="t0", partition=2, replicas=[1]),
+              step("controlled_shutdown", broker=1),
+              step("create_partitions", topic="t0", count=4, assignment=[[1, 3, 2]])]
+    for steps, known in ((shrunk, True), ([s for s in shrunk if s.op != "reassign"], False)):
+        reference = ReferenceTarget()
+        reference.open("3.9", {})
+        target.open("3.9", {})
+        run = PairRun(reference, target, "3.9", brokers=[1, 2, 3], partitions=[("t0", p) for p in range(4)])
+        setup = [step(op, broker=b) for b in (1, 2, 3) for op in ("register_broker", "unfence_broker")]
+        for s in [*setup, *steps]:
+            run.step(s)
+        target.close()
+        if known:
+            assert len(run.trace) == 11 and [f.field for f in run.findings] == ["error", "partition.exists"]
+            assert run.findings[0].codes == ("NONE", "INVALID_REPLICA_ASSIGNMENT")
+            assert all(f.known == "create-partitions-first-value-factor" for f in run.findings)
+        else:
+            assert len(run.trace) == 10 and run.findings == []
+    kd1 = load_file(REPO / "docs" / "known-divergences" / "create_partitions_replication_factor.yaml")
+    assert [run_scenario(s, target, "3.9").status for s in kd1] == ["passed", "passed"]
+    assert [run_scenario(s, ReferenceTarget(), "3.9").status for s in kd1] == ["failed", "failed"]
