@@ -16,6 +16,12 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult
 
 
 def write_junit(path: Path, config: CampaignConfig, result: CampaignResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ElementTree.ElementTree(junit_suite(config, result)).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def junit_suite(config: CampaignConfig, result: CampaignResult) -> ElementTree.Element:
+    """The campaign's `<testsuite>` (`isrcheck qualify` puts several in one file)."""
     known = sorted(result.known)
     errors = sorted(s for s in result.signatures if s.startswith("error:"))
     failures = sorted(s for s in result.signatures if not s.startswith("error:") and s not in result.known)
@@ -45,5 +51,4 @@ def write_junit(path: Path, config: CampaignConfig, result: CampaignResult) -> N
         ElementTree.SubElement(case, "system-out").text = (
             f"known divergence (docs/known-divergences.md), seen {result.signatures[signature]} time(s): "
             f"{example.get('message', signature)}; replay: {example.get('replay')}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ElementTree.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    return suite
