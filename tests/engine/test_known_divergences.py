@@ -5,6 +5,7 @@ records, console, --json, JUnit and the report say "known"; known divergences al
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,13 @@ def test_a_campaign_with_known_divergences_only_exits_0_and_says_so(
     assert report["bugs"][0]["kind"] == "known"
     html = render_report(report)
     assert "Known divergences" in html and "New findings" not in html
+    # the record's replay reproduces it as known (the replay observes fewer partitions: the rule
+    # reads the topic's partitions from the reference itself)
+    replay = shlex.split(known[0]["replay"])
+    assert replay[:2] == ["isrcheck", "replay"]
+    assert cli.main(replay[1:]) == 0
+    out = capsys.readouterr().out
+    assert f"KNOWN known:{RULE}:" in out and "reproduced: a known divergence" in out
 
 
 def test_the_console_says_known_divergences_only(capsys: pytest.CaptureFixture[str]) -> None:
