@@ -3,7 +3,8 @@ table of every signature seen with its triage (a known divergence's rule, or an 
 
     python bench/volume.py --releases 3.3,3.5,3.7,3.9 --adapters kafka-jvm --minutes 5 --out /tmp/volume
     python bench/volume.py --releases 3.9 --adapters kafka-local --minutes 10 --seeds 11,12,13 --out /tmp/volume
-    python bench/volume.py --table /tmp/volume          # the table of records already written
+    python bench/volume.py --table /tmp/volume          # the table of records already written (also
+                                                        # an `isrcheck qualify --out /tmp/volume/NAME`'s)
 
 Each campaign is one `isrcheck run --level controller --budget S --collect --records DIR` process
 (so its JVM or controller stops with it), one at a time; with `--seeds` the minutes of a release
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SCHEMA_ID = "isrcheck.run/1"
 ADAPTERS = ("kafka-jvm", "kafka-local", "kafka-docker", "kafka-cluster")
 
 
@@ -67,11 +69,11 @@ def campaign(release: str, adapter: str, seconds: float, seed: int | None, out: 
 
 def read_cells(out: Path) -> dict[tuple[str, str], Cell]:
     cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
-    for path in sorted(out.glob("*/*.jsonl")):
+    for path in sorted({*out.glob("*/*.jsonl"), *out.glob("*/records/*.jsonl")}):  # run's and qualify's layouts
         for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
+            record = json.loads(line) if line.strip() else {}
+            if record.get("schema") != SCHEMA_ID:  # qualify's scenarios.jsonl beside its records
                 continue
-            record = json.loads(line)
             adapter = record["adapter"].split(",")[0]
             cell = cells[(record["release"], adapter)]
             cell.runs += 1
