@@ -167,8 +167,11 @@ def run(args: argparse.Namespace) -> int:
     scenarios = load_all([str(args.scenarios)])  # a malformed suite is one line, exit 2, before anything runs
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     configs, skipped = configs_from(campaign_arguments(args, out, seed))
-    if not any(config.level == "controller" for config in configs):  # every target has it: bad input
-        raise UsageError(next(line for line in skipped if line.startswith("controller")).split(": ", 1)[1])
+    if not configs:  # no level can be built: an unknown adapter, a bad spec
+        raise UsageError(skipped[0].split(": ", 1)[1])
+    levels = target_levels(configs[0].adapter)
+    skipped += [f"{c.level} level skipped: the target has no {c.level} level" for c in configs if c.level not in levels]
+    configs = [c for c in configs if c.level in levels]
     check_spark(args.master)  # the summary would fail only after the whole budget: fail now
     adapter = configs[0].adapter
     release = configs[0].release
@@ -192,6 +195,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"{verdict}: {why} — {qualification.ran()}; Kafka {release} on {adapter}, seed {seed}, "
           f"{time.monotonic() - started:.0f} s", flush=True)
     return EXIT_CODES[verdict]
+
+
+def target_levels(adapter: str) -> frozenset[str]:
+    """The levels the target offers (kafka-cluster: cluster only; the wire adapters: controller)."""
+    target = make_target(adapter)
+    try:
+        return frozenset(getattr(target, "levels", {"controller"}))
+    finally:
+        target.shutdown()
 
 
 def campaign_arguments(args: argparse.Namespace, out: Path, seed: int) -> argparse.Namespace:
