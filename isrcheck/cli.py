@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.summarize",
     "isrcheck.commands.report",
     "isrcheck.commands.pipeline",
+    "isrcheck.commands.qualify",
 )
 
 

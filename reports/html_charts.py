@@ -14,8 +14,8 @@ from typing import Any
 
 from isrcheck.reports.mutant_verdict import verdict
 
-OUTCOME_COLOURS = {"pass": "#3f9b5a", "finding": "#d43d3d", "timeout": "#e08a1e", "crash": "#8a4fbf",
-                   "error": "#6b6b6b", "skipped": "#b9c0c8"}
+OUTCOME_COLOURS = {"pass": "#3f9b5a", "known": "#8fb89a", "finding": "#d43d3d", "timeout": "#e08a1e",
+                   "crash": "#8a4fbf", "error": "#6b6b6b", "skipped": "#b9c0c8"}
 OTHER_COLOUR = "#4d7fc4"
 
 

@@ -145,6 +145,8 @@ def _overview(summary: dict[str, Any]) -> str:
     cards = [
         _card("new bugs", charts.number(unexpected), "bad" if unexpected else "",
               hint="distinct root causes found without a planted mutant (divergences, violations, timeouts, crashes)"),
+        _card("known divergences", charts.number(sum(1 for bug in bugs if bug.get("kind") == "known")),
+              hint="Kafka's triaged behaviour (docs/known-divergences.md), each matched by its rule: not a finding"),
         _card("mutants found", f"{detected:,}/{len(campaigns):,}",
               hint="mutant campaigns (mutant × target, negative controls apart) in which a finding caught the bug"),
         _card("runs", charts.number(totals.get("runs"))),
@@ -376,6 +378,8 @@ UNEXPECTED = ("new", "timeout", "crash")
 BUG_GROUPS = (
     (UNEXPECTED, "New findings", "Found without a planted mutant: divergences from the reference, property "
      "violations, timeouts and crashes of the target. Each is a candidate bug of the implementation under test."),
+    (("known",), "Known divergences", "Where real Kafka differs from the reference for a reason triaged as "
+     "Kafka's own (docs/known-divergences.md), matched by the rule named here on each run: not a finding."),
     (("mutant",), "Planted mutants found", "Runs against a catalogue mutant (a historical Kafka bug reintroduced "
      "into the reference): whatever signature a run took, it found that mutant's bug."),
     (("error",), "isrcheck errors", "The suite itself failed: a bug in isrcheck, not in the target."),
@@ -396,6 +400,8 @@ def bug_title(bug: dict[str, Any]) -> str:
         return f'{":".join(parts[1:-1])}: {kind} at {parts[-1]}'
     if kind == "error":
         return f"isrcheck failed at {parts[-1]}"
+    if kind == "known":
+        return f"known divergence: {':'.join(parts[1:])}"
     return key
 
 

@@ -171,7 +171,7 @@ class PlainSummary:
     def _add_to_bug(self, record: dict[str, Any], index: int, finding: dict[str, Any]) -> None:
         findings = record["findings"]
         key = layout.bug_key(finding["kind"], record["mutant"], record["adapter"], record["level"],
-                             finding["operation"], findings[0]["operation"])
+                             finding["operation"], findings[0]["operation"], finding.get("known"))
         started, run_id = record["started_at"], record["run_id"]
         bug = self.bugs.setdefault(key, _Bug(first_seen=started, last_seen=started))
         bug.findings += 1

@@ -97,9 +97,10 @@ def summarize(spark: SparkSession, files: Sequence[Path], out: Path) -> dict[str
 
 
 def _bug_key(kind: Column, mutant: Column, adapter: Column, level: Column, operation: Column,
-             first_operation: Column) -> Column:
+             first_operation: Column, known: Column) -> Column:
     """`summary_layout.bug_key` as a column."""
     return (F.when(kind == "error", F.concat(F.lit("error:"), operation))
+            .when(known.isNotNull(), F.concat(F.lit("known:"), known))
             .when(mutant.isNotNull(), F.concat(F.lit("mutant:"), mutant))
             .when(kind.isin("timeout", "crash"), F.concat_ws(":", kind, adapter, operation))
             .otherwise(F.concat_ws(":", F.lit("new"), adapter, level, first_operation)))
@@ -131,7 +132,8 @@ def _finding_groups(runs: DataFrame) -> list[Row]:
         "_row", "run_id", "started_at", "target", "release", "mutant", "counterexample_length", "record_json",
         "mutant_title", "mutant_ticket", "negative_control",
         F.transform("findings", lambda f: _bug_key(f["kind"], F.col("mutant"), F.col("adapter"), F.col("level"),
-                                                   f["operation"], F.col("findings")[0]["operation"])).alias("bugs"),
+                                                   f["operation"], F.col("findings")[0]["operation"],
+                                                   f["known"])).alias("bugs"),
         F.transform("findings", lambda f: _matrix_column(f["kind"], f["property"])).alias("columns"),
         F.col("findings.signature").alias("signatures"),
         F.transform("findings", lambda f: F.when(f["kind"] == "violation", f["property"])).alias("violated"),

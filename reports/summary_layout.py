@@ -20,7 +20,7 @@ CORRUPT_REASONS = 10  # most frequent reasons listed with their counts
 TIMELINE_BUCKETS = 60  # runs in started_at order are cut into at most this many equal groups
 PERCENTILES = (0.5, 0.9)
 
-OUTCOME_ORDER = ("pass", "finding", "timeout", "crash", "error", "skipped")
+OUTCOME_ORDER = ("pass", "known", "finding", "timeout", "crash", "error", "skipped")
 PROPERTY_ORDER = ("P-ACK", "P-HWV", "P-ELIG", "P-LOG", "P-HWM", "P-1IF", "P-LEAD", "LeaderInIsr", "P-LIVE")
 # findings that are not property violations get a pseudo-property column of their kind's name
 KIND_COLUMNS = ("violation", "divergence", "timeout", "crash", "error")
@@ -42,10 +42,11 @@ def matrix_column(kind: str, prop: str | None) -> str:
 
 
 # kinds of bug rows, in the order the report lists them: unexpected findings first
-BUG_KINDS = ("new", "timeout", "crash", "mutant", "error")
+BUG_KINDS = ("new", "timeout", "crash", "mutant", "known", "error")
 
 
-def bug_key(kind: str, mutant: str | None, adapter: str, level: str, operation: str, first_operation: str) -> str:
+def bug_key(kind: str, mutant: str | None, adapter: str, level: str, operation: str, first_operation: str,
+            known: str | None = None) -> str:
     """The root cause a finding is grouped under: one row per distinct bug.
 
     - an `error` finding is a bug in isrcheck itself, whatever ran: `error:<operation>`;
@@ -55,10 +56,14 @@ def bug_key(kind: str, mutant: str | None, adapter: str, level: str, operation: 
     - a timeout or crash of a target: `timeout:<adapter>:<operation>`;
     - any other divergence or violation is grouped by the implementation, the level and the
       operation of its run's *first* finding — where reference and target first parted; later
-      findings of the run are its consequences: `new:<adapter>:<level>:<operation>`.
+      findings of the run are its consequences: `new:<adapter>:<level>:<operation>`;
+    - a divergence a known-divergence rule matched (the finding's `known`, docs/known-divergences.md)
+      is Kafka's triaged behaviour, grouped by its rule: `known:<rule>`.
     """
     if kind == "error":
         return f"error:{operation}"
+    if known is not None:
+        return f"known:{known}"
     if mutant is not None:
         return f"mutant:{mutant}"
     if kind in ("timeout", "crash"):

@@ -17,7 +17,8 @@ What makes a real-time controller mean what the logical-time reference means:
   shutdown offset, so the shutdown cannot complete, §4.2 — then the anchor is restored);
 * **fence_broker** ("its session expires, it alone", §4.3) — an unfenced broker sends WantFence
   (the same `handleBrokerFenced` records); one in controlled shutdown completes it (lagging
-  brokers' offsets raised for that one heartbeat and restored); one already fenced is left to
+  brokers' offsets raised for that one heartbeat and restored), except on 3.3/3.5, where its
+  session is left to expire (an expiry keeps the shutdown state there: K2); one already fenced is left to
   expire for real on 4.x, where expiry writes a redundant FENCE the reference writes too. Its
   heartbeats stop; a later new-incarnation registration that gets DUPLICATE_BROKER_REGISTRATION
   (§4.1 check 3, 4.x) waits until the controller has expired the old session and retries.
@@ -451,6 +452,11 @@ class KafkaWireTarget(Target):
         if state is SoftState.UNFENCED:
             self.heartbeat(ghost, registration.epoch, ghost.last_offset, want_fence=True)
             must_wait = False
+        elif state is SoftState.CONTROLLED_SHUTDOWN and self.profile.fence_keeps_shutdown_state:
+            # 3.3/3.5 (K2, docs/known-divergences.md): a session that expires in controlled shutdown
+            # keeps the shutdown state (ReplicationControlManager.maybeFenceOneStaleBroker), which
+            # completing the shutdown by heartbeat does not: let it expire for real
+            must_wait = True
         elif state is SoftState.CONTROLLED_SHUTDOWN:
             must_wait = not self.complete_shutdown(ghost, registration.epoch)
         else:  # already fenced: only 4.x expires (and re-fences) a fenced broker's session

@@ -35,7 +35,7 @@ from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
 
 from isrcheck.operations.coverage import coverage_points
-from isrcheck.operations.findings import ERROR, Finding
+from isrcheck.operations.findings import ERROR, KNOWN, Finding
 from isrcheck.records.schema import SCHEMA_ID
 from isrcheck.records.writer import RecordWriter, utc_timestamp
 
@@ -128,7 +128,9 @@ class CampaignResult:
     def verdict(self) -> str:
         """The campaign's one verdict, most serious first: `failed` (the target broke a property,
         diverged, crashed or hung), `error` (isrcheck failed: no verdict on the target),
-        `untested` (no step reached the target: every run was skipped or failed in isrcheck), `passed`.
+        `untested` (no step reached the target: every run was skipped or failed in isrcheck),
+        `known` (known divergences only: every run that diverged matched a rule of
+        docs/known-divergences.md, which is Kafka's triaged behaviour, not a failure), `passed`.
         Steps of a run cut short by the budget count: the target was exercised, and passed them."""
         if self.found or self.outcomes["crash"] or self.outcomes["timeout"]:
             return FAILED
@@ -136,22 +138,32 @@ class CampaignResult:
             return ENGINE_ERROR
         if not self.tested and not self.steps:
             return UNTESTED
+        if self.outcomes[KNOWN]:
+            return KNOWN_ONLY
         return PASSED
+
+    @property
+    def known(self) -> Counter[str]:
+        """Known-divergence signatures (`known:<rule>:...`) → times seen; `signatures` holds them too."""
+        return Counter({s: n for s, n in self.signatures.items() if s.startswith(KNOWN + ":")})
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "runs": self.runs, "cut_short_runs": self.cut_short, "steps": self.steps, "seconds": round(self.seconds, 3),
+            "verdict": self.verdict, "runs": self.runs, "cut_short_runs": self.cut_short, "steps": self.steps,
+            "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.steps / self.seconds, 1) if self.seconds else None,
             "seconds_to_first_finding": None if self.seconds_to_first_finding is None
             else round(self.seconds_to_first_finding, 3),
-            "outcomes": dict(self.outcomes), "findings": dict(self.signatures),
+            "outcomes": dict(self.outcomes),
+            "findings": {s: n for s, n in self.signatures.items() if s not in self.known},
+            "known_divergences": dict(self.known),
             "examples": self.examples, "records": self.records_files,
             "coverage": dict(sorted(self.coverage.items())),
         }
 
 
-TESTED_OUTCOMES = ("pass", "finding", "crash", "timeout")
-FAILED, ENGINE_ERROR, UNTESTED, PASSED = "failed", "error", "untested", "passed"
+TESTED_OUTCOMES = ("pass", "finding", KNOWN, "crash", "timeout")
+FAILED, ENGINE_ERROR, UNTESTED, PASSED, KNOWN_ONLY = "failed", "error", "untested", "passed", "known"
 
 
 def outcome_of(findings: list[Finding], skip_reason: str | None = None) -> str:
@@ -160,6 +172,8 @@ def outcome_of(findings: list[Finding], skip_reason: str | None = None) -> str:
         return "skipped"
     if not findings:
         return "pass"
+    if all(f.known for f in findings):
+        return KNOWN
     kind = findings[0].kind
     return kind if kind in ("timeout", "crash", "error") else "finding"
 

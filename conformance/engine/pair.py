@@ -18,8 +18,13 @@ from isrcheck.conformance.properties.controller_level import check_step
 from isrcheck.conformance.scenario.run import Session, StepError
 
 from isrcheck.operations.findings import CRASH, ERROR, Finding
+from isrcheck.operations.known_divergences import DivergingStep, classified
 from isrcheck.operations.observation import EMPTY, ControllerObservation
 from isrcheck.operations.step import Step
+
+MAX_PARTITION_SCAN = 1024
+"""Partitions of one topic read from the reference before a create_partitions (far above what a
+run creates: the generator stops at a few)."""
 
 
 def actors(op: str, args: dict[str, Any]) -> tuple[str, str]:
@@ -96,11 +101,27 @@ class PairRun:
                             evidence={"traceback": traceback.format_exc(limit=5)})]
         return None
 
+    def reference_before(self, step: Step) -> ControllerObservation:
+        """The reference's state a known-divergence rule reads (known_divergences.DivergingStep):
+        what was observed after the previous step and, before a create_partitions, every existing
+        partition of its topic, whether or not this run observes them (a replay observes fewer)."""
+        topic = step.args.get("topic")
+        if step.op != "create_partitions" or not isinstance(topic, str):
+            return self.ref_seen
+        partitions = dict(self.ref_seen.partitions)
+        for index in range(MAX_PARTITION_SCAN):
+            state = self.reference.observe("partition", {"topic": topic, "partition": index})
+            if not state.get("exists", True):
+                break
+            partitions[(topic, index)] = state
+        return ControllerObservation(partitions, self.ref_seen.brokers)
+
     def step(self, step: Step) -> list[Finding]:
         if self.stopped:
             return []
         index = len(self.trace) + 1
         src, dst = actors(step.op, step.args)
+        ref_before = self.reference_before(step)
         _, ref_result = self.ref_session.run_resolved(step)
         self.ref_session.capture(step, ref_result)
         trace = TraceStep(index, step.op, dict(step.args), src, dst, ref_result, None, dict(step.captures))
@@ -132,6 +153,8 @@ class PairRun:
             ):
                 if finding is not None:
                     findings.append(finding)
+        if findings:  # a divergence a known-divergence rule explains is marked so (not a finding)
+            findings = classified(findings, DivergingStep(step.op, tgt_args, ref_before, ref_result, tgt_result))
         if self.observes_target:
             findings.extend(check_step(index, step.op, tgt_args, tgt_result, tgt_before, self.tgt_seen))
         self.findings = findings

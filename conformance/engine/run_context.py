@@ -145,8 +145,8 @@ class RunContext:
             )]
         if not self.shrinking:
             self.steps_executed += 1
-        if not findings or not self.stop_at_first:
-            return
+        if not findings or not self.stop_at_first or all(f.known for f in findings):
+            return  # a run that only diverged as a known divergence ends there, but is no failure to shrink
         signature = findings[0].signature
         if self.first_signature is None:
             self.first_signature = signature
@@ -162,7 +162,8 @@ class RunContext:
             run.target.close()
         if self.out_of_time or run.silent:
             return  # cut short by the budget, or a refused configuration already recorded once
-        failing = bool(run.findings) and run.findings[0].signature == self.first_signature
+        failing = (bool(run.findings) and run.findings[0].signature == self.first_signature
+                   and not all(f.known for f in run.findings))
         if self.stop_at_first and failing:
             if not self.shrinking:
                 self.held = finished

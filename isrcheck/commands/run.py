@@ -1,6 +1,7 @@
 """`isrcheck run`: a campaign of generated interleavings against a target (issue #4).
 
-Exit codes (docs/exit-codes.md): 0 the target was exercised and nothing was found; 1 it broke
+Exit codes (docs/exit-codes.md): 0 the target was exercised and nothing was found (or only known
+divergences, docs/known-divergences.md); 1 it broke
 a property, diverged, crashed or hung; 2 a usage or environment error, or nothing was tested
 (the target refused the configuration in every campaign); 3 isrcheck itself failed. With
 `--spark` the same campaign runs as Spark tasks (`conformance/engine/spark_campaign.py`) and
@@ -25,6 +26,7 @@ from isrcheck.commands.summarize import add_spark_options, prepare_directory, sp
 from isrcheck.conformance.engine.campaign import (
     ENGINE_ERROR,
     FAILED,
+    KNOWN_ONLY,
     LEVELS,
     UNTESTED,
     CampaignConfig,
@@ -235,9 +237,10 @@ def exit_code(verdicts: list[str]) -> int:
 
 
 LABELS = {"divergence": "FOUND", "violation": "FOUND", "crash": "CRASH", "timeout": "TIMEOUT",
-          "error": "ISRCHECK ERROR"}
+          "error": "ISRCHECK ERROR", "known": "KNOWN"}
 """How a signature's kind is announced: only a divergence or a violation is a finding; a crash or
-timeout is the target failing to answer; an error is isrcheck's own failure, not the target's."""
+timeout is the target failing to answer; an error is isrcheck's own failure, not the target's; a
+known divergence is Kafka's triaged behaviour (docs/known-divergences.md), not a finding."""
 
 
 def print_result(level: str, result: CampaignResult) -> None:
@@ -258,3 +261,5 @@ def print_result(level: str, result: CampaignResult) -> None:
         print("nothing tested")
     elif not result.signatures:
         print("nothing found")
+    elif result.verdict == KNOWN_ONLY:
+        print("known divergences only (docs/known-divergences.md): nothing new found")

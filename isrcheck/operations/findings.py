@@ -2,7 +2,9 @@
 
 `Finding.signature` names the kind, the operation, the property or field and the error codes
 involved — never epochs, ids or seeds — so the same bug found in a thousand runs groups into
-one row (docs/records.md, "Signature").
+one row (docs/records.md, "Signature"). A divergence a known-divergence rule matched
+(`isrcheck.operations.known_divergences`) names the rule in `known`, and its signature starts
+with `known:<rule>:` so that it never groups with the same divergence from another cause.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ VIOLATION = "violation"
 TIMEOUT = "timeout"
 CRASH = "crash"
 ERROR = "error"
+KNOWN = "known"
+"""A record's outcome when every finding of its run is a known divergence, and the prefix of such
+a finding's signature."""
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,14 @@ class Finding:
     field: str | None = None
     codes: tuple[str, ...] = ()
     evidence: dict[str, Any] = dataclasses.field(default_factory=dict)
+    known: str | None = None
+    """The known-divergence rule that matched this divergence on its run, or None (a finding)."""
 
     @builtins.property
     def signature(self) -> str:
         detail = self.property if self.kind == VIOLATION else self.field
-        return ":".join((self.kind, self.operation, detail or "", ",".join(sorted(set(self.codes)))))
+        base = ":".join((self.kind, self.operation, detail or "", ",".join(sorted(set(self.codes)))))
+        return base if self.known is None else f"{KNOWN}:{self.known}:{base}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +54,7 @@ class Finding:
             "step": self.step,
             "message": self.message,
             "evidence": self.evidence,
+            "known": self.known,
         }
 
 

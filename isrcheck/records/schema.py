@@ -91,6 +91,7 @@ FINDING = Shape((
     Field("step", _t("integer")),
     Field("message", _t("string")),
     Field("evidence", _t(*TYPE_ORDER), optional=True, json_text=True),
+    Field("known", _t("string", "null"), optional=True),
 ))
 
 COUNTEREXAMPLE = Shape((

@@ -88,8 +88,9 @@ COMMANDS: dict[str, Treatment] = {
     f'isrcheck run --adapter "{STDIO_REFERENCE} --mutant B02" --examples 100 --seed 1': as_shown(expect=1),
     "isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:LossyCluster --level cluster --examples 50 "
     "--seed 1": as_shown(expect=1),
-    "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 1800 --out DIR --junit DIR/junit.xml": pending(
-        "isrcheck qualify is being built on another branch; once merged, treat it as needs('docker', ...)"),
+    "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 1800 --out DIR --junit DIR/junit.xml": needs(
+        "docker", "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 300 --out out --junit out/junit.xml",
+        why="five minutes instead of thirty; tests/containers runs the workflow's own step"),
     JVM_CLASSPATH: needs("kafka-source", why="a Kafka build of your own ($KAFKA_SRC): ./gradlew jar"),
     "isrcheck replay runs/<campaign>-w0.jsonl --run <run_id>": cheaper(
         "isrcheck replay --help", "the run id is the one a campaign printed"),
@@ -250,11 +251,15 @@ def kafka_home_present() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(c for c, t in COMMANDS.items() if t.how == "needs"
-                                           and t.needs in ("kafka-home", "slow")))
+                                           and t.needs in ("kafka-home", "slow", "docker")))
 def test_a_command_that_needs_a_kafka_distribution_or_minutes(command: str, tmp_path: Path) -> None:
     treatment = COMMANDS[command]
     if treatment.needs == "kafka-home" and not kafka_home_present():
         pytest.skip(f"needs Kafka distributions under {SHARED_KAFKA} (3.3, 3.7, 3.9)")
+    if treatment.needs == "docker":
+        from tests.docker_images import IMAGES, require
+
+        require(IMAGES["3.9"])
     cwd = workdir(tmp_path)
     if "summarize runs/" in command:  # its input: the campaign records docs/running.md writes first
         assert shell("isrcheck run --examples 20 --seed 1 --records runs/", cwd).returncode == 0
