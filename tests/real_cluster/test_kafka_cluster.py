@@ -176,7 +176,8 @@ BUILD = REPO / "docs" / "upstream" / "build-patched-partition.sh"
 
 
 class LeaderLogTarget(KafkaClusterTarget):
-    """Keeps broker 1's state-change.log before the cluster removes its logs."""
+    """Keeps broker 1's state-change.log before the cluster removes its logs — always: the test
+    has read what it needs, so a run that lost records leaves no directory behind either."""
 
     leader_state_changes = ""
 
@@ -184,6 +185,7 @@ class LeaderLogTarget(KafkaClusterTarget):
         logs = self.cluster.log_dirs() if self.cluster is not None else {}
         path = Path(logs.get("broker-1", "/nonexistent")) / "state-change.log"
         self.leader_state_changes = path.read_text(errors="replace") if path.exists() else ""
+        self.keep_logs = False
         super().close()
 
 
