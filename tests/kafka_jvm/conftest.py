@@ -9,7 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_KAFKA = REPO.parent / "shared" / "kafka"
-RELEASES = ("3.3", "3.5", "3.7", "3.9")
+RELEASES = ("3.3", "3.5", "3.7", "3.9", "4.0", "4.1")
 KNOWN_DIVERGENCE_PREFIXES: tuple[str, ...] = ()
 """Signatures of known divergences between Kafka's own classes and the reference. Empty: K1 and K2,
 found by kafka-jvm, are now modelled by the reference (docs/known-divergences.md), so a campaign
