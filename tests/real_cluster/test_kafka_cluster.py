@@ -126,11 +126,12 @@ def test_kafka_14139_loses_acknowledged_records_on_3_3() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["3.5", "3.9"])
+@pytest.mark.parametrize("release", ["3.5", "3.9", "4.0", "4.1"])
 def test_kafka_14139_interleaving_is_refused_from_3_5(release: str) -> None:
     """The same interleaving from 3.5.2 on: the stale AlterPartition is refused (3.5: ineligible
     replica, broker epoch mismatch — KIP-903; 3.9: already refused as a stale partition epoch),
-    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost."""
+    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost. 4.0.1 and
+    4.1.1 refuse it too (no property violated, 102 never elected)."""
     if home(release) is None:
         pytest.skip(f"no ../shared/kafka/{release}")
     properties, history = kip903(release)
@@ -139,7 +140,7 @@ def test_kafka_14139_interleaving_is_refused_from_3_5(release: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9"])
+@pytest.mark.parametrize("release", ["3.3", "3.5", "3.7", "3.9", "4.1"])
 def test_equal_epoch_metadata_lets_a_held_expansion_admit_a_member_below_the_hw(release: str) -> None:
     """conformance/scenarios/cluster/equal_epoch_metadata_replaces_pending_expansion.yaml on every
     release: records are acknowledged (acks=all) while broker 3 is stopped, and afterwards the held
