@@ -33,6 +33,7 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 CALLS: dict[str, int] = defaultdict(int)
 SECONDS: dict[str, float] = defaultdict(float)
 SLEPT: dict[str, float] = defaultdict(float)
+WAITS: dict[str, int] = defaultdict(int)
 CURRENT: list[str] = []
 
 
@@ -42,13 +43,15 @@ def instrument() -> None:
 
     def timed_execute(self: KafkaWireTarget, op: str, args: Any) -> Any:
         CURRENT.append(op)
-        started = time.perf_counter()
+        started, slept = time.perf_counter(), SLEPT.get(op, 0.0)
         try:
             return execute(self, op, args)
         finally:
             CURRENT.pop()
             CALLS[op] += 1
             SECONDS[op] += time.perf_counter() - started
+            if SLEPT.get(op, 0.0) > slept:
+                WAITS[op] += 1
 
     def timed_sleep(self: KafkaWireTarget, seconds: float) -> None:
         started = time.perf_counter()
@@ -96,7 +99,7 @@ def main() -> int:
     started = time.perf_counter()
     result = run_campaign(config)
     elapsed = time.perf_counter() - started
-    ops = {op: {"calls": CALLS[op], "seconds": round(SECONDS[op], 2),
+    ops = {op: {"calls": CALLS[op], "waits": WAITS.get(op, 0), "seconds": round(SECONDS[op], 2),
                 "mean_ms": round(1000 * SECONDS[op] / CALLS[op], 1), "slept_s": round(SLEPT.get(op, 0.0), 2)}
            for op in sorted(CALLS, key=lambda o: -SECONDS[o])}
     load_after = [round(x, 1) for x in os.getloadavg()]
@@ -105,6 +108,14 @@ def main() -> int:
               "steps_per_second": round(result.steps / elapsed, 1), "findings": dict(result.signatures),
               "execute_seconds": round(sum(SECONDS.values()), 1), "slept_seconds": round(sum(SLEPT.values()), 1),
               "ops": ops}
+    waits = sum(WAITS.values())
+    timeout_ms = args.session_timeout_ms or 3000
+    slept = sum(SLEPT.values())
+    report["bound"] = {
+        "waiting_operations": waits, "session_timeout_ms": timeout_ms,
+        "mean_wait_s": round(slept / waits, 3) if waits else 0.0,
+        "steps_per_second_without_waits": round(result.steps / max(1e-9, elapsed - slept), 1),
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -113,10 +124,21 @@ def main() -> int:
           f"steps/s; findings {report['findings'] or 'none'}")
     print(f"time in the target: {report['execute_seconds']} s, "
           f"of it sleeping (session waits): {report['slept_seconds']} s")
-    print(f"{'operation':42s} {'calls':>6s} {'mean ms':>8s} {'total s':>8s} {'slept s':>8s}")
+    print(f"{'operation':42s} {'calls':>6s} {'waits':>6s} {'mean ms':>8s} {'total s':>8s} {'slept s':>8s}")
     for op, figure in ops.items():
-        print(f"{op:42s} {figure['calls']:>6d} {figure['mean_ms']:>8.1f} {figure['seconds']:>8.2f} "
-              f"{figure['slept_s']:>8.2f}")
+        print(f"{op:42s} {figure['calls']:>6d} {figure['waits']:>6d} {figure['mean_ms']:>8.1f} "
+              f"{figure['seconds']:>8.2f} {figure['slept_s']:>8.2f}")
+    bound = report["bound"]
+    print(f"bound: {waits} of {result.steps} steps waited for a broker session to expire, {bound['mean_wait_s']} s "
+          f"each on average with broker.session.timeout.ms={timeout_ms}; without those waits the same campaign "
+          f"ran at {bound['steps_per_second_without_waits']} steps/s.")
+    if waits:
+        print("  On 4.x a session is a contact per (broker id, epoch) in BrokerHeartbeatTracker that only its "
+              "expiry removes (KAFKA-17793), so a new incarnation of a broker the reference has just fenced is "
+              "refused (DUPLICATE_BROKER_REGISTRATION) until the timeout has passed since that broker's last "
+              "heartbeat; 3.x lets a fenced broker's new incarnation in at once. The wait scales with "
+              "session-timeout-ms= (kafka-local's option); below about 1000 ms the ghosts' background "
+              "heartbeats (every timeout/4) risk a spurious expiry on a loaded machine.")
     return 0
 
 

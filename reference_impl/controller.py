@@ -58,7 +58,7 @@ from .state import (
     UnregisterBrokerRecord,
     merge,
 )
-from .timeline_order import first_partition
+from .timeline_order import PartitionTable
 
 TOPIC_CONFIG_KEYS = ("unclean.leader.election.enable", "min.insync.replicas")
 _TOPIC_ID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
@@ -110,6 +110,9 @@ class Controller:
         self.heartbeats: dict[int, HeartbeatState] = {}
         self.contacts: dict[tuple[int, int], int] = {}
         """Last contact per (broker, epoch) on 4.0+; per (broker, -1) on 3.x (§4.1, §4.3)."""
+        self.partition_tables: dict[str, PartitionTable] = {}
+        """Each topic's partition map as Kafka's controller hashes it (timeline_order): which
+        partition CreatePartitions takes the replication factor from."""
         self.topic_rules: dict[str, tuple[ChangeRules, Election]] = {}
         """Derived from topic configs and partition 0 at replay; read on every partition change."""
 
@@ -129,10 +132,13 @@ class Controller:
             case PartitionChangeRecord():
                 key = (record.topic, record.partition)
                 self.partitions[key] = merge(self.partitions[key], record)
+                self.partition_tables[record.topic] = self.partition_tables[record.topic].put(record.partition)
                 if record.partition == 0 and record.replicas is not None:
                     self.refresh_topic_rules(record.topic)
             case PartitionRecord():
                 self.partitions[(record.topic, record.partition)] = record.state
+                table = self.partition_tables.get(record.topic, PartitionTable())
+                self.partition_tables[record.topic] = table.put(record.partition)
                 if record.partition == 0:
                     self.refresh_topic_rules(record.topic)
             case TopicRecord():
@@ -144,6 +150,7 @@ class Controller:
                 del self.topic_names[record.topic_id]
                 self.topic_configs.pop(record.name, None)
                 self.topic_rules.pop(record.name, None)
+                self.partition_tables.pop(record.name, None)
                 for key in [k for k in self.partitions if k[0] == record.name]:
                     del self.partitions[key]
             case RegisterBrokerRecord():
@@ -643,7 +650,7 @@ class Controller:
             return Error.INVALID_PARTITIONS
         if len(assignment) != count - existing:
             return Error.INVALID_REPLICA_ASSIGNMENT
-        first = first_partition(existing)  # Kafka's replication factor comes from this one (timeline_order)
+        first = self.partition_tables[topic].first()  # Kafka's replication factor comes from it (timeline_order)
         error = self.validate_assignment(assignment, len(self.partitions[(topic, first)].replicas))
         if error is not Error.NONE:
             return error

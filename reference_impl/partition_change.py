@@ -163,7 +163,10 @@ def build_partition_change(
             target_elr = target_last_known_elr = ()
         if target_elr != current.elr:
             record_elr = target_elr
-        if target_last_known_elr != current.last_known_elr:
+        # 3.8+ writes no lastKnownElr here: the controller always builds with
+        # useLastKnownLeaderInBalancedRecovery, with which maybeUpdateRecordElr returns before it
+        # (3.8.1 to 4.1.1); step 8 alone writes it. 3.7.1 still writes the target here.
+        if profile.record_elr_writes_last_known and target_last_known_elr != current.last_known_elr:
             record_last_known_elr = target_last_known_elr
 
     # 6. the ISR; with ELR off it never becomes empty ("last ISR member stays")
@@ -181,7 +184,12 @@ def build_partition_change(
         record_leader = current.leader
 
     # 8. maybeUpdateLastKnownLeader (§4.9)
-    if elr_on:
+    if elr_on and profile.last_known_leader_when_leaderless:
+        if record_leader == NO_LEADER and not current.last_known_elr:
+            record_last_known_elr = (current.leader,)
+        elif record_leader >= 0 and current.last_known_elr:
+            record_last_known_elr = ()
+    elif elr_on:
         if record_isr is not None and not record_isr and current.last_known_elr != (current.leader,):
             record_last_known_elr = (current.leader,)
         elif (

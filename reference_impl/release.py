@@ -81,6 +81,15 @@ class ReleaseProfile:
     minimum_metadata_version: MetadataVersion
     broker_registration_versions: tuple[int, int]
     broker_heartbeat_versions: tuple[int, int]
+    record_elr_writes_last_known: bool = False
+    """§4.9 `maybeUpdateRecordElr` writes the target lastKnownElr (3.7.1: cleared with the ELR when
+    ELR is off or the election unclean); from 3.8 it returns before that line
+    (`useLastKnownLeaderInBalancedRecovery`, always on), found by kafka-jvm on 4.1."""
+    last_known_leader_when_leaderless: bool = False
+    """§4.9 `maybeUpdateLastKnownLeader`: False (4.0.1) = lastKnownElr := [leader] when the record
+    empties the ISR, cleared when the partition keeps or gets a leader; True (4.1.1) = lastKnownElr
+    := [leader] when the record sets the leader to none and lastKnownElr is empty, cleared only when
+    the record elects a leader (PartitionChangeBuilder at 4.1.1; found by kafka-jvm)."""
     activation_skips_fenced: bool = False
     """§4.1: on controller activation 4.1 seeds contact times only for unfenced brokers (KAFKA-19130)."""
     replay_forgets_offset: bool = False
@@ -133,9 +142,11 @@ _P3_7 = replace(
     _P3_5, name="3.7", shrink_bump_mv_gated=True, same_incarnation=SameIncarnation.NEW_EPOCH_KEEP_STATE,
     default_metadata_version=_MV("3.7-IV4"), broker_registration_versions=(0, 3), broker_heartbeat_versions=(0, 1),
     replay_forgets_offset=True, fence_keeps_shutdown_state=False, representative_version=(3, 7, 2),
+    record_elr_writes_last_known=True,
 )
 _P3_8 = replace(
     _P3_7, name="3.8", shrink_bump_before_isr=False, reassignment_needs_all_target_in_isr=True,
+    record_elr_writes_last_known=False,
     default_metadata_version=_MV("3.8-IV0"), representative_version=(3, 8, 1),
 )
 _P3_9 = replace(
@@ -149,6 +160,7 @@ _P4_0 = replace(
 )
 _P4_1 = replace(
     _P4_0, name="4.1", elr=Elr.DEFAULT_ON, last_known_leader_must_be_acceptable=True,
+    last_known_leader_when_leaderless=True,
     default_metadata_version=_MV("4.1-IV1"), activation_skips_fenced=True, representative_version=(4, 1, 0),
 )
 

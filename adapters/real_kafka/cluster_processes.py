@@ -225,7 +225,11 @@ class Node:
     log_dir: Path
     handle: NodeHandle | None = None
     started_mark: int = 0
-    """server.log size when it was last launched: 'started' is looked for after it."""
+    """How many 'started' lines its server logs held when it was last launched: one more means it
+    started again. Counted over server.log and its rolled copies (server.log.<hour>): both
+    log4j 1 (3.x, DailyRollingFileAppender) and log4j 2 (4.x, config/log4j2.yaml's hourly
+    TimeBasedTriggeringPolicy) roll server.log at the hour, so an offset into it can point past
+    the end of a new, shorter file, and a restart across the hour was never seen to start."""
 
     @property
     def pid(self) -> int | None:
@@ -323,7 +327,7 @@ class RealKafkaCluster:
 
     def launch(self, name: str) -> None:
         node = self.nodes[name]
-        node.started_mark = self.log_size(name)  # before the child can write its first line
+        node.started_mark = self.started_lines(name)  # before the child can write its first line
         node.handle = self.host.start(name, [f"{self.host.kafka_root}/bin/kafka-server-start.sh", str(node.properties)],
                                       self.env(node), node.log_dir / "stdout.log")
         assert self.workdir is not None
@@ -331,18 +335,16 @@ class RealKafkaCluster:
             with open(self.workdir / "pids", "a") as pids:
                 pids.write(f"{node.pid}\n")
 
-    def log_size(self, name: str) -> int:
-        path = self.nodes[name].log_dir / "server.log"
-        return path.stat().st_size if path.exists() else 0
+    def started_lines(self, name: str) -> int:
+        """'started' lines in the node's server.log and its rolled copies."""
+        count = 0
+        for path in self.nodes[name].log_dir.glob("server.log*"):
+            with contextlib.suppress(OSError), open(path, "rb") as log:
+                count += log.read().count(STARTED.encode())
+        return count
 
     def started(self, name: str) -> bool:
-        node = self.nodes[name]
-        path = node.log_dir / "server.log"
-        if not path.exists():
-            return False
-        with open(path, "rb") as log:
-            log.seek(node.started_mark)
-            return STARTED.encode() in log.read()
+        return self.started_lines(name) > self.nodes[name].started_mark
 
     def wait_started(self, names: list[str], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

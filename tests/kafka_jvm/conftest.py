@@ -9,7 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_KAFKA = REPO.parent / "shared" / "kafka"
-RELEASES = ("3.3", "3.5", "3.7", "3.9")
+RELEASES = ("3.3", "3.5", "3.7", "3.9", "4.0", "4.1")
 KNOWN_DIVERGENCE_PREFIXES: tuple[str, ...] = ("known:",)
 """The signatures of findings a known-divergence rule matched on their run (KD1,
 docs/known-divergences.md): the rule, not this prefix, decides; K1 and K2, found by kafka-jvm,

@@ -21,7 +21,7 @@ from isrcheck.conformance.scenario.load import load_file
 from isrcheck.conformance.scenario.run import run_scenario
 
 from isrcheck.errors import UsageError
-from tests.kafka_jvm.conftest import KNOWN_DIVERGENCE_PREFIXES, REPO
+from tests.kafka_jvm.conftest import KNOWN_DIVERGENCE_PREFIXES, REPO, kafka_home
 
 SCENARIOS = REPO / "conformance" / "scenarios"
 FINDINGS = REPO / "docs" / "kafka-jvm-findings"
@@ -47,6 +47,38 @@ def test_scenarios_pass_against_kafkas_own_controller(target: KafkaJvmTarget, na
     failed = [r.reason for r in results if r.status == "failed"]
     assert not failed
     assert sum(r.status == "passed" for r in results) >= 5
+
+
+@pytest.mark.parametrize("release", ["4.0", "4.1"])
+def test_the_harness_runs_kafka_4s_controller_classes(release: str) -> None:
+    """Kafka 4.x (../shared/kafka/4.0, 4.1): the harness compiles against its controller classes
+    (4.x builders, BrokerShutdownHandler, per-epoch session tracker) and the scenarios of the
+    sessions and ELR pass: a new incarnation is refused while the old epoch's session lives and
+    accepted once fence_broker expired it; on 4.1 ELR is on by default, on 4.0 off."""
+    target = KafkaJvmTarget(kafka_home=str(kafka_home(release)))
+    try:
+        results = [run_scenario(s, target, release) for name in ("broker_lifecycle.yaml", "elr.yaml")
+                   for s in load_file(SCENARIOS / name)]
+        assert not [r.reason for r in results if r.status == "failed"]
+        assert sum(r.status == "passed" for r in results) >= 25
+        target.open(release, {})
+        target.execute("register_broker", {"broker": 1, "incarnation": "a"})
+        duplicate = target.execute("register_broker", {"broker": 1, "incarnation": "b"})
+        target.execute("fence_broker", {"broker": 1})
+        after_expiry = target.execute("register_broker", {"broker": 1, "incarnation": "b"})
+        assert (duplicate["error"], after_expiry["error"]) == ("DUPLICATE_BROKER_REGISTRATION", "NONE")
+        for broker in (2, 3):
+            target.execute("register_broker", {"broker": broker, "incarnation": "a"})
+            target.execute("unfence_broker", {"broker": broker})
+        target.execute("create_topic", {"topic": "t", "assignment": [[2, 3]]})
+        target.execute("fence_broker", {"broker": 3})
+        target.execute("fence_broker", {"broker": 2})
+        partition = target.observe("partition", {"topic": "t", "partition": 0})
+        # min ISR 1: with ELR the last ISR member moves to the ELR (KIP-966); without, it stays in the ISR
+        assert (partition["isr"], partition["elr"]) == (([], [2]) if release == "4.1" else ([2], []))
+        target.close()
+    finally:
+        target.shutdown()
 
 
 def test_a_release_the_classes_are_not_is_skipped(target: KafkaJvmTarget) -> None:

@@ -1,5 +1,5 @@
-"""The four-release matrix (slow): the whole scenario suite and a campaign against Kafka 3.3.2,
-3.5.2, 3.7.1 and 3.9.0's own controller classes, and the developer's loop of docs/kafka-jvm.md —
+"""The release matrix (slow): the whole scenario suite and a campaign against Kafka 3.3.2,
+3.5.2, 3.7.1, 3.9.0, 4.0.1 and 4.1.1's own controller classes, and the developer's loop of docs/kafka-jvm.md —
 Kafka's own ReplicationControlManager.java with the KIP-841 eligibility rule patched out, compiled
 and put ahead of 3.9's jars, is caught (and compiled unpatched, is not)."""
 

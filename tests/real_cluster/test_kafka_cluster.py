@@ -138,12 +138,14 @@ def test_kafka_14139_loses_acknowledged_records_on_3_3() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("release", "where"), [("3.5", "process"), ("3.9", "process"), ("3.9", "container")])
+@pytest.mark.parametrize(("release", "where"), [("3.5", "process"), ("3.9", "process"), ("4.0", "process"),
+                                                ("4.1", "process"), ("3.9", "container")])
 def test_kafka_14139_interleaving_is_refused_from_3_5(release: str, where: str) -> None:
     """The same interleaving from 3.5.2 on: the stale AlterPartition is refused (3.5: ineligible
     replica, broker epoch mismatch — KIP-903; 3.9: already refused as a stale partition epoch),
-    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost — on processes
-    and in apache/kafka containers alike."""
+    the ISR stays {1}, the partition waits offline for broker 1 and nothing is lost. 4.0.1 and
+    4.1.1 refuse it too (no property violated, 102 never elected) — on processes and in
+    apache/kafka containers alike."""
     properties, history = kip903(release, where)
     assert properties == []
     assert not any(e["type"] == "observe" and e["view"].get("leader") == 102 for e in history)
@@ -151,7 +153,8 @@ def test_kafka_14139_interleaving_is_refused_from_3_5(release: str, where: str) 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("release", "where"), [("3.3", "process"), ("3.5", "process"), ("3.7", "process"),
-                                                ("3.9", "process"), ("3.7", "container"), ("3.9", "container")])
+                                                ("3.9", "process"), ("4.1", "process"), ("3.7", "container"),
+                                                ("3.9", "container")])
 def test_equal_epoch_metadata_lets_a_held_expansion_admit_a_member_below_the_hw(release: str, where: str) -> None:
     """conformance/scenarios/cluster/equal_epoch_metadata_replaces_pending_expansion.yaml on every
     release: records are acknowledged (acks=all) while broker 3 is stopped, and afterwards the held

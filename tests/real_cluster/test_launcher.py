@@ -125,3 +125,25 @@ def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) 
     drawn = iter([uuid.UUID(bytes=bytes([0xF8]) + bytes(15)), uuid.UUID(bytes=bytes([0x10]) + bytes(15))])
     monkeypatch.setattr(kafka_properties.uuid, "uuid4", lambda: next(drawn))
     assert kafka_properties.random_cluster_id() == "EAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_a_restart_is_seen_across_an_hourly_roll_of_server_log(tmp_path: Path) -> None:
+    """log4j (3.x) and log4j 2 (4.x config/log4j2.yaml) roll server.log every hour: a node
+    restarted at 11:59 may log 'started' into a new, shorter server.log (or just before the roll,
+    into server.log.<hour>). Either way the restart is seen; before it, nothing is."""
+    from isrcheck.adapters.real_kafka.cluster_processes import STARTED, Node
+
+    cluster = RealKafkaCluster(ProcessHost(tmp_path))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cluster.nodes["broker-1"] = Node("broker-1", tmp_path / "b.properties", tmp_path / "data", logs)
+    (logs / "server.log").write_text(("x" * 5000) + f" {STARTED}\n" + ("y" * 5000))
+    node = cluster.nodes["broker-1"]
+    node.started_mark = cluster.started_lines("broker-1")  # as launch() takes it
+    assert not cluster.started("broker-1")
+    (logs / "server.log").rename(logs / "server.log.2026-11-29-11")  # the hour turns
+    (logs / "server.log").write_text("[12:00:01] INFO starting\n")  # shorter than the old file
+    assert not cluster.started("broker-1")
+    with open(logs / "server.log", "a") as log:
+        log.write(f"[12:00:09] INFO [KafkaRaftServer nodeId=1] {STARTED}\n")
+    assert cluster.started("broker-1")

@@ -31,7 +31,7 @@ from isrcheck.adapters.kafka_wire.kafka_dump_log import parse_dump
 from isrcheck.adapters.kafka_wire.metadata_fetch import RaftFetchSource
 
 REPO = Path(__file__).resolve().parents[2]
-RELEASES = ("3.3", "3.5", "3.7", "3.9")
+RELEASES = ("3.3", "3.5", "3.7", "3.9", "4.0", "4.1")
 
 
 def kafka_home(release: str) -> str | None:
