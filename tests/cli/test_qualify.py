@@ -144,12 +144,15 @@ def test_the_ci_workflow_runs_one_qualify_per_matrix_entry() -> None:
     entries = job["strategy"]["matrix"]["include"]
     commands = [step["run"] for step in job["steps"] if "isrcheck" in step.get("run", "")]
     assert len(commands) == 1 and commands[0].strip().startswith("isrcheck qualify")
-    assert {e["adapter"].split(",")[0] for e in entries} == {"kafka-docker", "kafka-local"}
-    assert {e["kafka"] for e in entries if e["adapter"] == "kafka-docker"} == {"3.7.1", "3.9.0"}
+    assert {e["adapter"].split(",")[0] for e in entries} == {"kafka-docker", "kafka-local", "kafka-jvm"}
+    assert {e["kafka"] for e in entries if e["adapter"] == "kafka-docker"} == {"3.7.1", "3.9.0", "4.0.1", "4.1.1"}
+    assert {e["kafka"][:3] for e in entries if e["adapter"].startswith("kafka-local")} == {
+        "3.3", "3.5", "3.7", "3.9", "4.0", "4.1"}
     parser = cli.build_parser(["qualify"])
     for entry in entries:
         text = commands[0].replace("\\\n", " ").replace("'", "")
         text = text.replace("${{ matrix.adapter }}", entry["adapter"]).replace("${{ matrix.kafka }}", entry["kafka"])
+        text = text.replace('"$ISRCHECK_BUDGET"', job["env"]["ISRCHECK_BUDGET"])
         args = parser.parse_args(text.split()[1:])
         assert (args.adapter, args.kafka, args.budget, str(args.junit)) == (
             entry["adapter"], entry["kafka"], "1800", "out/junit.xml")
