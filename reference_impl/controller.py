@@ -642,6 +642,12 @@ class Controller:
         self.append(records)
         return results
 
+    def replication_factor_of(self, topic: str) -> int:
+        """The factor new partitions must have: the replicas of the first partition in Kafka's
+        iteration order (reference_impl/timeline_order.py; ReplicationControlManager.createPartitions,
+        3.3.2-4.1.1: `topicInfo.parts.values().iterator().next()`), not necessarily partition 0."""
+        return len(self.partitions[(topic, self.partition_tables[topic].first())].replicas)
+
     def create_partitions(self, topic: str, count: int, assignment: Sequence[Sequence[int]]) -> Error:
         if topic not in self.topic_ids:
             return Error.UNKNOWN_TOPIC_OR_PARTITION
@@ -650,8 +656,7 @@ class Controller:
             return Error.INVALID_PARTITIONS
         if len(assignment) != count - existing:
             return Error.INVALID_REPLICA_ASSIGNMENT
-        first = self.partition_tables[topic].first()  # Kafka's replication factor comes from it (timeline_order)
-        error = self.validate_assignment(assignment, len(self.partitions[(topic, first)].replicas))
+        error = self.validate_assignment(assignment, self.replication_factor_of(topic))
         if error is not Error.NONE:
             return error
         records = self.new_partition_records(topic, existing, assignment)

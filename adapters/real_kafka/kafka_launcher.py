@@ -157,6 +157,23 @@ def data_base() -> str | None:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
+def prepare_node(node: NodeConfig, cluster_id: str, settings: ControllerSettings, work: str, data: str,
+                 kafka_root: str, heap: str, classpath: str = "") -> tuple[str, str, NodeConfig, str, dict[str, str]]:
+    """What starting one controller node needs, the same for a process and a container: its name,
+    its log directory (made), the node with its data directory, the start script (properties,
+    format, exec) and the environment the script runs in."""
+    name = f"node{node.node_id}"
+    log_dir = f"{work}/{name}-logs"
+    os.makedirs(log_dir, exist_ok=True)
+    node = replace(node, data_dir=f"{data}/{name}")
+    script = start_script(node, cluster_id, settings, kafka_root=kafka_root,
+                          properties_path=f"{work}/{name}.properties")
+    env = {"LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", heap)}
+    if classpath:  # kafka-run-class.sh appends libs/* after the CLASSPATH it inherits
+        env["CLASSPATH"] = classpath
+    return name, log_dir, node, script, env
+
+
 class LocalRunner:
     """Nodes as processes of an unpacked distribution (`KAFKA_HOME`), one directory per run
     (properties, logs, console output) plus one for the nodes' data (`data_base()`)."""
@@ -174,15 +191,9 @@ class LocalRunner:
 
     def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> LocalNode:
         self.starts += 1
-        name = f"node{node.node_id}"
-        log_dir = f"{self.work}/{name}-logs"
-        os.makedirs(log_dir, exist_ok=True)
-        node = replace(node, data_dir=f"{self.data}/{name}")
-        script = start_script(node, cluster_id, settings, kafka_root=self.home,
-                              properties_path=f"{self.work}/{name}.properties")
-        env = {**os.environ, "LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", self.heap)}
-        if self.classpath:  # kafka-run-class.sh appends libs/* after the CLASSPATH it inherits
-            env["CLASSPATH"] = self.classpath
+        _, log_dir, node, script, launch_env = prepare_node(node, cluster_id, settings, self.work, self.data,
+                                                            self.home, self.heap, self.classpath)
+        env = {**os.environ, **launch_env}
         with open(f"{log_dir}/console-{self.starts}.out", "wb") as console:
             process = subprocess.Popen(
                 [sys.executable, str(WATCHDOG), "--remove", self.work, "--remove", self.data, "--", "sh", "-c", script],
@@ -250,13 +261,8 @@ class DockerRunner:
 
     def start(self, node: NodeConfig, cluster_id: str, settings: ControllerSettings) -> HostedNode:
         self.starts += 1
-        name = f"node{node.node_id}"
-        log_dir = f"{self.work}/{name}-logs"
-        os.makedirs(log_dir, exist_ok=True)
-        node = replace(node, data_dir=f"{self.data}/{name}")
-        script = start_script(node, cluster_id, settings, kafka_root=self.host.kafka_root,
-                              properties_path=f"{self.work}/{name}.properties")
-        env = {"LOG_DIR": log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", self.heap)}
+        name, log_dir, node, script, env = prepare_node(node, cluster_id, settings, self.work, self.data,
+                                                        self.host.kafka_root, self.heap)
         handle = self.host.start(name, ["sh", "-c", script], env, Path(log_dir) / f"console-{self.starts}.out")
         host, _, port = node.listeners.partition("://")[2].rpartition(":")
         running = HostedNode(node.node_id, (host, int(port)), handle)

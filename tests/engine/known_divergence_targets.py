@@ -18,18 +18,8 @@ class PartitionZeroController(Controller):
     (and the reference, reference_impl/timeline_order.py) takes the first partition of its
     hash-table order: the difference KD1 accepts (docs/known-divergences.md)."""
 
-    def create_partitions(self, topic: str, count: int, assignment: Sequence[Sequence[int]]) -> Error:
-        existing = sum(1 for (t, _) in self.partitions if t == topic)
-        if topic not in self.topic_ids or count <= existing or len(assignment) != count - existing:
-            return super().create_partitions(topic, count, assignment)
-        error = self.validate_assignment(assignment, len(self.partitions[(topic, 0)].replicas))
-        if error is not Error.NONE:
-            return error
-        records = self.new_partition_records(topic, existing, assignment)
-        if isinstance(records, Error):
-            return records
-        self.append(records)
-        return Error.NONE
+    def replication_factor_of(self, topic: str) -> int:
+        return len(self.partitions[(topic, 0)].replicas)
 
 
 class PartitionZeroTarget(ReferenceTarget):
