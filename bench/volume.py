@@ -18,16 +18,17 @@ printed as an untriaged finding, with a replay command in its record.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import subprocess
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from isrcheck.reports.records_io import RecordReader
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA_ID = "isrcheck.run/1"
 ADAPTERS = ("kafka-jvm", "kafka-local", "kafka-docker", "kafka-cluster")
 
 
@@ -69,24 +70,22 @@ def campaign(release: str, adapter: str, seconds: float, seed: int | None, out: 
 
 def read_cells(out: Path) -> dict[tuple[str, str], Cell]:
     cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
-    for path in sorted({*out.glob("*/*.jsonl"), *out.glob("*/records/*.jsonl")}):  # run's and qualify's layouts
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line) if line.strip() else {}
-            if record.get("schema") != SCHEMA_ID:  # qualify's scenarios.jsonl beside its records
-                continue
-            adapter = record["adapter"].split(",")[0]
-            cell = cells[(record["release"], adapter)]
-            cell.runs += 1
-            cell.steps += record["steps"]
-            cell.seeds.add(record["seed"])
-            cell.campaigns.add(record["campaign_id"])
-            cell.outcomes[record["outcome"]] += 1
-            for signature in {f["signature"] for f in record["findings"]}:
-                cell.signatures[signature] += 1
-            for finding in record["findings"]:
-                known = finding.get("known")
-                cell.triage[finding["signature"]] = (f"known divergence: rule {known}" if known
-                                                     else "FINDING (untriaged)")
+    files = sorted({*out.glob("*/*.jsonl"), *out.glob("*/records/*.jsonl")})  # run's and qualify's layouts
+    record: Any
+    for record in RecordReader(files):  # valid run records only (qualify's scenarios.jsonl lines are not)
+        adapter = record["adapter"].split(",")[0]
+        cell = cells[(record["release"], adapter)]
+        cell.runs += 1
+        cell.steps += record["steps"]
+        cell.seeds.add(record["seed"])
+        cell.campaigns.add(record["campaign_id"])
+        cell.outcomes[record["outcome"]] += 1
+        for signature in {f["signature"] for f in record["findings"]}:
+            cell.signatures[signature] += 1
+        for finding in record["findings"]:
+            known = finding.get("known")
+            cell.triage[finding["signature"]] = (f"known divergence: rule {known}" if known
+                                                 else "FINDING (untriaged)")
     return cells
 
 
