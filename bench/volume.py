@@ -6,7 +6,8 @@ table of every signature seen with its triage (a known divergence's rule, or an 
     python bench/volume.py --table /tmp/volume          # the table of records already written (also
                                                         # an `isrcheck qualify --out /tmp/volume/NAME`'s)
 
-Each campaign is one `isrcheck run --level controller --budget S --collect --records DIR` process
+Each campaign is one `isrcheck run --level L --budget S --collect --records DIR` process (L is
+cluster for kafka-cluster, controller otherwise)
 (so its JVM or controller stops with it), one at a time; with `--seeds` the minutes of a release
 and adapter are shared between the seeds, without it between `--campaigns` unseeded campaigns
 (each seed is read back from the records). Kafka homes are `<repo>/../shared/kafka/<release>` unless `--kafka-root`.
@@ -48,21 +49,27 @@ class Cell:
 
 def adapter_spec(adapter: str, release: str, kafka_root: Path) -> str:
     home = kafka_root / release
-    if adapter in ("kafka-jvm", "kafka-local"):
+    if adapter in ("kafka-jvm", "kafka-local", "kafka-cluster"):
         return f"{adapter},kafka-home={home}"
     return adapter
 
 
+def level(adapter: str) -> str:
+    """kafka-cluster is judged at the cluster level (real brokers, clients, faults); the others are
+    controllers, judged against the reference controller."""
+    return "cluster" if adapter == "kafka-cluster" else "controller"
+
+
 def docker_release(release: str) -> str:
-    """kafka-docker and kafka-cluster take the image's full version."""
+    """kafka-docker takes the image's full version."""
     return {"3.7": "3.7.1", "3.9": "3.9.0"}.get(release, release)
 
 
 def campaign(release: str, adapter: str, seconds: float, seed: int | None, out: Path, kafka_root: Path) -> int:
     records = out / f"{release}-{adapter}"
-    kafka = docker_release(release) if adapter in ("kafka-docker", "kafka-cluster") else release
+    kafka = docker_release(release) if adapter == "kafka-docker" else release
     command = [sys.executable, "-m", "isrcheck", "run", "--adapter", adapter_spec(adapter, release, kafka_root),
-               "--kafka", kafka, "--level", "controller", "--budget", f"{seconds:g}", "--collect",
+               "--kafka", kafka, "--level", level(adapter), "--budget", f"{seconds:g}", "--collect",
                "--records", str(records), *([] if seed is None else ["--seed", str(seed)])]
     print(f"$ {shlex.join(command[2:])}", file=sys.stderr, flush=True)
     return subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, check=False).returncode
