@@ -5,6 +5,7 @@ table of every signature seen with its triage (a known divergence's rule, or an 
     python bench/volume.py --releases 3.9 --adapters kafka-local --minutes 10 --seeds 11,12,13 --out /tmp/volume
     python bench/volume.py --table /tmp/volume          # the table of records already written (also
                                                         # an `isrcheck qualify --out /tmp/volume/NAME`'s)
+    python bench/volume.py --table /tmp/volume /tmp/more --write docs/results/volume.md
 
 Each campaign is one `isrcheck run --level L --budget S --collect --records DIR` process (L is
 cluster for kafka-cluster, controller otherwise)
@@ -19,6 +20,9 @@ printed as an untriaged finding, with a replay command in its record.
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import shlex
 import subprocess
 import sys
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.reports.records_io import RecordReader
+from results_file import write_results  # type: ignore[import-not-found]
 
 REPO = Path(__file__).resolve().parents[1]
 ADAPTERS = ("kafka-jvm", "kafka-local", "kafka-docker", "kafka-cluster")
@@ -39,12 +44,18 @@ class Cell:
 
     runs: int = 0
     steps: int = 0
-    seeds: set[int] = field(default_factory=set)
-    campaigns: set[str] = field(default_factory=set)
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """campaign id → (first run's start, last run's end), epoch seconds: the campaign's wall time
+    (its target's start-up before the first run is not in it)."""
+    campaigns: dict[str, int] = field(default_factory=dict)
+    """campaign id → its seed (the lowest batch seed of its runs: batch b of `--seed S` uses S + b)."""
     outcomes: Counter[str] = field(default_factory=Counter)
     signatures: Counter[str] = field(default_factory=Counter)
     """signature → runs it was found in."""
     triage: dict[str, str] = field(default_factory=dict)
+
+    def minutes(self) -> float:
+        return sum(last - first for first, last in self.spans.values()) / 60
 
 
 def adapter_spec(adapter: str, release: str, kafka_root: Path) -> str:
@@ -75,17 +86,21 @@ def campaign(release: str, adapter: str, seconds: float, seed: int | None, out: 
     return subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, check=False).returncode
 
 
-def read_cells(out: Path) -> dict[tuple[str, str], Cell]:
+def read_cells(dirs: list[Path]) -> dict[tuple[str, str], Cell]:
     cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
-    files = sorted({*out.glob("*/*.jsonl"), *out.glob("*/records/*.jsonl")})  # run's and qualify's layouts
+    files = sorted({path for out in dirs  # run's and qualify's layouts
+                    for path in (*out.glob("*/*.jsonl"), *out.glob("*/records/*.jsonl"), *out.glob("records/*.jsonl"))})
     record: Any
     for record in RecordReader(files):  # valid run records only (qualify's scenarios.jsonl lines are not)
         adapter = record["adapter"].split(",")[0]
         cell = cells[(record["release"], adapter)]
         cell.runs += 1
         cell.steps += record["steps"]
-        cell.seeds.add(record["seed"])
-        cell.campaigns.add(record["campaign_id"])
+        start = datetime.datetime.fromisoformat(record["started_at"].replace("Z", "+00:00")).timestamp()
+        first, last = cell.spans.get(record["campaign_id"], (start, start))
+        cell.spans[record["campaign_id"]] = (min(first, start), max(last, start + record["duration_s"]))
+        campaign_id = record["campaign_id"]
+        cell.campaigns[campaign_id] = min(record["seed"], cell.campaigns.get(campaign_id, record["seed"]))
         cell.outcomes[record["outcome"]] += 1
         for signature in {f["signature"] for f in record["findings"]}:
             cell.signatures[signature] += 1
@@ -97,16 +112,45 @@ def read_cells(out: Path) -> dict[tuple[str, str], Cell]:
 
 
 def table(cells: dict[tuple[str, str], Cell]) -> str:
-    lines = ["| release | adapter | campaigns | runs | steps | outcomes | signature | runs with it | triage |",
-             "|---|---|---:|---:|---:|---|---|---:|---|"]
+    lines = ["| release | adapter | campaigns (seeds) | runs | steps | campaign minutes | outcomes | signature "
+             "| runs with it | triage |",
+             "|---|---|---|---:|---:|---:|---|---|---:|---|"]
     for (release, adapter), cell in sorted(cells.items()):
         outcomes = ", ".join(f"{name} {count:,}" for name, count in sorted(cell.outcomes.items()))
-        head = f"| {release} | {adapter} | {len(cell.campaigns)} | {cell.runs:,} | {cell.steps:,} | {outcomes}"
+        seeds = ", ".join(str(seed) for seed in sorted(cell.campaigns.values()))
+        head = (f"| {release} | {adapter} | {len(cell.campaigns)} ({seeds}) | {cell.runs:,} | "
+                f"{cell.steps:,} | {cell.minutes():.1f} | {outcomes}")
         if not cell.signatures:
             lines.append(f"{head} | (none) | 0 | — |")
         for signature, runs in cell.signatures.most_common():
             lines.append(f"{head} | `{signature}` | {runs:,} | {cell.triage[signature]} |")
     return "\n".join(lines)
+
+
+def qualifications(out: Path) -> list[dict[str, Any]]:
+    """The `qualify.json` of every `isrcheck qualify --out` directory under `out` (or `out` itself)."""
+    return [json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted({*out.glob("qualify.json"), *out.glob("*/qualify.json")})]
+
+
+def qualify_table(verdicts: list[dict[str, Any]]) -> str:
+    """One line per `isrcheck qualify`: its verdict, why, and what ran (docs/qualify.md)."""
+    lines = ["| release | adapter | verdict | why | scenarios passed / failed / skipped | campaigns | seed |",
+             "|---|---|---|---|---|---|---:|"]
+    for q in sorted(verdicts, key=lambda q: (q["release"], q["adapter"])):
+        s = q["scenarios"]
+        campaigns = "; ".join(f"{level}: {c['runs']:,} runs, {c['steps']:,} steps"
+                              for level, c in q["campaigns"].items()) or "none"
+        lines.append(f"| {q['release']} | {q['adapter'].split(',')[0]} | **{q['verdict']}** | {q['why']} | "
+                     f"{s['passed']} / {s['failed']} / {s['skipped']} | {campaigns} | {q['seed']} |")
+    return "\n".join(lines)
+
+
+def tables(dirs: list[Path]) -> list[str]:
+    """The markdown of DIRS' records: the qualify verdicts (if any), then every signature's triage."""
+    verdicts = [q for out in dirs for q in qualifications(out)]
+    parts = (["## `isrcheck qualify` per release", "", qualify_table(verdicts), ""] if verdicts else [])
+    return [*parts, "## Every signature of every campaign, with its triage", "", table(read_cells(dirs))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,11 +163,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="without --seeds: this many unseeded campaigns (each its own seed) share the minutes")
     parser.add_argument("--out", type=Path, default=Path("/tmp/isrcheck-volume"))
     parser.add_argument("--kafka-root", type=Path, default=REPO.parent / "shared" / "kafka")
-    parser.add_argument("--table", type=Path, metavar="DIR", help="print the table of DIR's records; run nothing")
+    parser.add_argument("--table", type=Path, nargs="+", metavar="DIR",
+                        help="print the tables of DIRs' records (and qualify.json files); run nothing")
+    parser.add_argument("--write", type=Path, metavar="PATH",
+                        help="also write the tables as markdown with the command, commit and machine")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
     if args.table is not None:
-        print(table(read_cells(args.table)))
-        return 0
+        return report(args.table, args.write, load_before)
     adapters = [a for a in args.adapters.split(",") if a]
     unknown = [a for a in adapters if a not in ADAPTERS]
     if unknown or args.minutes <= 0 or args.campaigns < 1:
@@ -133,7 +180,21 @@ def main(argv: list[str] | None = None) -> int:
         for adapter in adapters:
             for seed in seeds:
                 campaign(release, adapter, args.minutes * 60 / len(seeds), seed, args.out, args.kafka_root)
-    print(table(read_cells(args.out)))
+    return report([args.out], args.write, load_before)
+
+
+def report(dirs: list[Path], write: Path | None, load_before: float) -> int:
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        print(f"volume.py: no such directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    markdown = tables(dirs)
+    print("\n".join(markdown))
+    if write is not None:
+        write_results(write, "Real Kafka at CI volume: qualify verdicts and every signature's triage",
+                      "Unseeded (or seeded, as the seeds column says) `--collect` campaigns against real Kafka "
+                      "releases, read back from their run records; the triage of a known divergence is the rule "
+                      "that matched it on its run (docs/known-divergences.md).", markdown, load_before)
     return 0
 
 

@@ -15,6 +15,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def volume_module() -> object:
+    if str(BENCH) not in sys.path:  # as `python bench/volume.py` runs it: its neighbours importable
+        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location("volume", BENCH / "volume.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -34,7 +36,7 @@ def test_the_table_triages_each_signature_from_its_records(tmp_path: Path, monke
                                         examples=30, seed=1, stop_at_first=False,
                                         records_dir=tmp_path / "3.5-kafka-local"))
     volume = volume_module()
-    cells = volume.read_cells(tmp_path)  # type: ignore[attr-defined]
+    cells = volume.read_cells([tmp_path])  # type: ignore[attr-defined]
     records = [json.loads(line) for path in tmp_path.glob("*/*.jsonl") for line in path.read_text().splitlines()]
     adapters = {r["adapter"] for r in records}
     assert adapters == {"known_divergence_targets:PartitionZeroTarget", "known_divergence_targets:RefusesGrowthTarget"}
@@ -44,5 +46,34 @@ def test_the_table_triages_each_signature_from_its_records(tmp_path: Path, monke
     assert set(kd1.triage.values()) == {"known divergence: rule create-partitions-first-value-factor"}
     assert other.triage["divergence:create_partitions:error:INVALID_REPLICA_ASSIGNMENT,NONE"] == "FINDING (untriaged)"
     text = volume.table(cells)  # type: ignore[attr-defined]
-    assert f"| 3.9 | known_divergence_targets:PartitionZeroTarget | 1 | {known.runs:,} | {known.steps:,} |" in text
+    assert f"| 3.9 | known_divergence_targets:PartitionZeroTarget | 1 (1) | {known.runs:,} | {known.steps:,} |" in text
     assert "FINDING (untriaged)" in text
+
+
+def test_a_qualify_directory_gives_its_verdict_and_runs_and_is_written_with_its_origin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--table DIR --write PATH` on an `isrcheck qualify --out DIR`: the verdict line and the
+    campaign's runs come from what qualify wrote, under docs/results' header."""
+    from isrcheck.reports.plain_summary import summarize_files
+
+    from isrcheck import cli
+    from isrcheck.commands import qualify
+    monkeypatch.setattr(qualify, "summarize_with_spark", lambda files, out, master, conf: summarize_files(files))
+    monkeypatch.setattr(qualify, "check_spark", lambda master: None)
+    out = tmp_path / "q"
+    assert cli.main(["qualify", "--adapter", "reference+B02", "--kafka", "3.9", "--budget", "20", "--seed", "1",
+                     "--out", str(out)]) == 1
+    ran = json.loads((out / "qualify.json").read_text())
+    runs = ran["campaigns"]["controller"]["runs"]
+    written = tmp_path / "volume.md"
+    assert volume_module().main(["--table", str(out), "--write", str(written)]) == 0  # type: ignore[attr-defined]
+    text = written.read_text()
+    assert "- commit: " in text and "- machine: " in text
+    (row,) = [line for line in text.splitlines() if line.startswith("| 3.9 | reference+B02 | **")]
+    s = ran["scenarios"]
+    assert "**new finding**" in row and f"| {s['passed']} / {s['failed']} / {s['skipped']} |" in row
+    assert f"controller: {runs:,} runs" in row
+    cell_rows = [line for line in text.splitlines() if line.startswith("| 3.9 | reference+B02 | 1 (")]
+    assert cell_rows and all(f"| {runs:,} |" in line for line in cell_rows)
+    assert any("FINDING (untriaged)" in line for line in cell_rows)
+    assert volume_module().main(["--table", str(tmp_path / "absent")]) == 2  # type: ignore[attr-defined]
