@@ -1,7 +1,8 @@
 """Every command the README and the guides show is run, as a reader would run it.
 
 The commands are the lines of every ```bash block of README.md and docs/*.md (continuation lines
-joined, trailing `# comments` dropped) and the `run:` steps of their ```yaml blocks. Each has an
+joined, trailing `# comments` dropped) and the `run:` steps of their ```yaml blocks; a command line
+in any other fenced block fails the test (a ```text synopsis with [placeholders] excepted). Each has an
 entry in `COMMANDS` saying how it is tested:
 
 * `as_shown` — run exactly as documented (cheap enough), with the exit code it must give;
@@ -134,6 +135,87 @@ COMMANDS: dict[str, Treatment] = {
         "./my-controller is the reader's; the reference behind the same protocol"),
     'isrcheck scenario conformance/scenarios --adapter "exec:./my-controller --isrcheck-stdio"': cheaper(
         f'isrcheck scenario conformance/scenarios --adapter "{STDIO_REFERENCE}"', "./my-controller is the reader's"),
+    # docs/qualify.md
+    "isrcheck qualify --adapter kafka-local,kafka-home=DIR --kafka 3.9 --budget 1800 --out out --junit out/junit.xml":
+        needs("kafka-home", "isrcheck qualify --adapter kafka-local,kafka-home=$SHARED_KAFKA/3.9 --kafka 3.9 "
+              "--budget 240 --out out --junit out/junit.xml", why="four minutes instead of thirty"),
+    "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 1800 --out out --junit out/junit.xml": needs(
+        "docker", "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 240 --out out --junit out/junit.xml",
+        why="four minutes instead of thirty"),
+    # docs/known-divergences.md
+    "python3 bench/volume.py --releases 3.3,3.5,3.7,3.9 --adapters kafka-jvm --minutes 30 "
+    "--seeds 1000011,2000011,3000011 --out V/jvm": needs(
+        "kafka-home", "python3 bench/volume.py --releases 3.9 --adapters kafka-jvm --minutes 0.5 --seeds 1000011 "
+        "--out V/jvm | grep -q '| 3.9 | kafka-jvm | 1 (1000011) |'", why="half a minute of one release"),
+    "python3 bench/volume.py --releases 3.3,3.5,3.7,3.9 --adapters kafka-cluster --minutes 30 --out V/cluster": needs(
+        "kafka-home", "python3 bench/volume.py --releases 3.9 --adapters kafka-cluster --minutes 3 --out V/cluster "
+        "| grep -q '| 3.9 | kafka-cluster | 1 ('", why="three minutes of one release"),
+    "isrcheck qualify --adapter kafka-local,kafka-home=../shared/kafka/3.9 --kafka 3.9 --budget 1800 "
+    "--out V/qualify-local-3.9": cheaper(
+        "isrcheck qualify --help", "docs/qualify.md's kafka-local qualify is the same command with another --out; "
+        "it runs where a distribution is"),
+    "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 1800 --out V/qualify-docker-3.9.0": cheaper(
+        "isrcheck qualify --help", "docs/qualify.md's kafka-docker qualify is the same command with another --out; "
+        "it runs where Docker is"),
+    "python3 bench/volume.py --table V/jvm V/cluster V/qualify-local-3.9 V/qualify-docker-3.9.0 "
+    "--write docs/results/volume.md": cheaper(
+        "isrcheck run --kafka 3.9 --examples 5 --seed 1 --collect --records V/ref/3.9-reference && "
+        "python3 bench/volume.py --table V/ref --write V/volume.md && grep -q '^- commit: ' V/volume.md && "
+        "grep -q '| 3.9 | reference | 1 (1) | 5 |' V/volume.md",
+        "a reference campaign's records stand for real Kafka's, and the file is not written into docs/"),
+    # docs/real-kafka.md
+    "export KAFKA_HOME=/opt/kafka_2.13-3.9.0": needs(
+        "kafka-home", "export KAFKA_HOME=$SHARED_KAFKA/3.9 && isrcheck scenario "
+        "conformance/scenarios/broker_lifecycle.yaml --adapter kafka-local --kafka 3.9",
+        why="the distribution here is ../shared/kafka/3.9; kafka-local finds it through $KAFKA_HOME"),
+    "isrcheck scenario conformance/scenarios --adapter kafka-local --kafka 3.9": needs(
+        "kafka-home", "isrcheck scenario conformance/scenarios/alter_partition_validation.yaml "
+        "--adapter kafka-local,kafka-home=$SHARED_KAFKA/3.9 --kafka 3.9", why="one scenario file of the suite"),
+    "isrcheck run --adapter kafka-local --kafka 3.9 --examples 50 --steps 30 --records records/": needs(
+        "kafka-home", "isrcheck run --adapter kafka-local,kafka-home=$SHARED_KAFKA/3.9 --kafka 3.9 --examples 5 "
+        "--steps 20 --seed 1 --records records/", expect=None),
+    "isrcheck scenario conformance/scenarios --adapter kafka-docker --kafka 3.9.0": needs(
+        "docker", "isrcheck scenario conformance/scenarios/alter_partition_validation.yaml --adapter kafka-docker "
+        "--kafka 3.9.0", why="one scenario file of the suite (tests/containers runs the whole suite)"),
+    "isrcheck scenario conformance/scenarios --adapter kafka-wire,bootstrap=ctl.example:9093,kafka-home=/opt/kafka "
+    "--kafka 3.9": cheaper("isrcheck scenario --help", "ctl.example is the reader's running controller"),
+    "isrcheck run --adapter kafka-cluster --kafka 3.9 --level cluster --examples 5 --steps 12 --records records/":
+        needs("kafka-home", "isrcheck run --adapter kafka-cluster --kafka 3.9 --level cluster --examples 1 --steps 4 "
+        "--seed 1 --records records/", expect=None),
+    "isrcheck check records/*.jsonl": cheaper(
+        "isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:ToyCluster --level cluster --examples 3 "
+        "--seed 1 --records records/ && isrcheck check records/*.jsonl | grep -q '3 runs judged'",
+        "a black-box plug-in's records stand for a real cluster's (tests/real_cluster re-checks real ones)"),
+    "isrcheck replay records/<file>.jsonl --run <run_id>": cheaper(
+        "isrcheck replay --help", "the file and run id are the ones a campaign printed"),
+    "isrcheck run --adapter kafka-cluster,kafka-home=/opt/kafka_2.13-3.5.2 --kafka 3.5 --level cluster --budget 1800":
+        needs("kafka-home", "isrcheck run --adapter kafka-cluster,kafka-home=$SHARED_KAFKA/3.5 --kafka 3.5 "
+              "--level cluster --examples 1 --steps 4 --seed 1", expect=None),
+    "isrcheck run --adapter kafka-cluster,containers=1 --kafka 3.9.0 --level cluster": needs(
+        "docker", "isrcheck run --adapter kafka-cluster,containers=1 --kafka 3.9.0 --level cluster --examples 1 "
+        "--steps 4 --seed 1", expect=None),
+    "isrcheck run --adapter kafka-cluster,base-port=23300 --kafka 3.3 --level cluster --steps 3 --seed 903 "
+    "--budget 1800 --stop-at-first --shrink-budget 1 --records DIR": needs(
+        "kafka-home", "isrcheck run --adapter kafka-cluster --kafka 3.3 --level cluster --steps 3 --seed 903 "
+        "--examples 2 --stop-at-first --shrink-budget 1 --records DIR", expect=None,
+        why="two of the nine runs (tests/real_cluster's slow test reaches the finding)"),
+    "sh docs/upstream/build-patched-partition.sh ../shared/kafka/3.9 docs/upstream/equal-epoch-keep-pending-isr.patch "
+    "/tmp/partition.jar /path/to/apache-kafka.git": needs("kafka-source"),
+    "isrcheck run --adapter kafka-cluster,classpath=/tmp/partition.jar --kafka 3.9 --level cluster --budget 1800":
+        needs("kafka-source", why="the jar the line above builds from Kafka's source"),
+    "python3 bench/equal_epoch_evidence.py --kafka 3.9 --classpath /tmp/partition.jar --out /tmp/patched": needs(
+        "kafka-source", why="the jar the lines above build from Kafka's source"),
+    # docs/wire.md
+    "isrcheck scenario conformance/scenarios --adapter kafka-wire --kafka 3.9": cheaper(
+        "isrcheck scenario conformance/scenarios/broker_lifecycle.yaml --adapter kafka-wire --kafka 3.9",
+        "one scenario file of the suite (tests/wire runs more)"),
+    "isrcheck scenario FILE --adapter kafka-wire,metadata-log=DIR --bootstrap 127.0.0.1:9093 --kafka 3.9": cheaper(
+        "isrcheck scenario --help", "FILE, DIR and the address are the reader's server's (tests/wire runs it)"),
+    "isrcheck run --adapter kafka-wire,mutant=B01 --kafka 3.9 --examples 200": cheaper(
+        "isrcheck run --adapter kafka-wire,mutant=B01 --kafka 3.9 --examples 200 --seed 1",
+        "a fixed seed (it stops at its first finding)", 1),
+    # docs/cluster-scenarios.md (2)
+    "isrcheck scenario conformance/scenarios/cluster --adapter reference --kafka 3.5": as_shown(),
     # docs/kafka-jvm.md
     "isrcheck scenario conformance/scenarios --adapter kafka-jvm --kafka 3.9": needs(
         "kafka-home", "isrcheck scenario conformance/scenarios/alter_partition_validation.yaml --adapter kafka-jvm "
@@ -179,6 +261,36 @@ def test_the_extraction_reads_blocks_continuations_comments_and_yaml_steps() -> 
     text = ("x\n```bash\nisrcheck a --b 1   # why\nisrcheck c \\\n    --d 2\n```\n```\nnot bash\n```\n"
             "```yaml\nsteps:\n  - run: javac -d build X.java\n  - uses: actions/checkout@v4\n```\n")
     assert commands_in(text) == ["isrcheck a --b 1", "isrcheck c --d 2", "javac -d build X.java"]
+
+
+ANY_BLOCK = re.compile(r"^```([A-Za-z]*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+COMMAND_LINE = re.compile(
+    r"^\s*(?:\$\s+)?(?:[A-Z_]+=\S+\s+)*(isrcheck|python3?|java|javac|docker|sh|bash|export|pip)\s")
+
+
+def commands_outside_bash_blocks(text: str) -> list[str]:
+    """Command lines in a fenced block that is neither ```bash nor ```yaml (so the test above would
+    not run them); a ```text block may show a synopsis, whose placeholders are in [brackets]."""
+    found = []
+    for kind, body in ANY_BLOCK.findall(text):
+        if kind in ("bash", "yaml"):
+            continue
+        found += [line.strip() for line in body.splitlines()
+                  if COMMAND_LINE.match(line) and not (kind == "text" and "[" in line)]
+    return found
+
+
+def test_a_command_outside_a_bash_block_is_caught() -> None:
+    text = ("```\nisrcheck run --examples 5\n```\n```text\nisrcheck serve-controller [--port 0]\n"
+            "campaign 1b: reference\n```\n```console\n$ python3 bench/x.py\n```\n")
+    assert commands_outside_bash_blocks(text) == ["isrcheck run --examples 5", "$ python3 bench/x.py"]
+
+
+def test_every_command_shown_is_in_a_bash_block() -> None:
+    """Else it is shown to readers and never run: write it as ```bash (and give it an entry)."""
+    outside = {doc: found for doc in DOCUMENTS
+               if (found := commands_outside_bash_blocks((ROOT / doc).read_text(encoding="utf-8")))}
+    assert not outside, outside
 
 
 def test_every_documented_command_has_an_entry() -> None:
