@@ -118,7 +118,7 @@ COMMANDS: dict[str, Treatment] = {
         "isrcheck run --mutant B02 --examples 500 --seed 1", "a fixed seed (it stops at its first finding)", 1),
     'isrcheck run --adapter "exec:./my-controller --stdio"': cheaper(
         f'isrcheck run --adapter "{STDIO_REFERENCE}" --examples 20 --seed 1', "./my-controller is the reader's"),
-    "isrcheck serve-controller --kafka 3.9 --metadata-log wire-log/ &": cheaper(
+    "isrcheck serve-controller --kafka 3.9 --session-timeout-ms 1000 --metadata-log wire-log/ &": cheaper(
         "isrcheck serve-controller --help", "a server left running; the wire tests run it (tests/wire)"),
     "isrcheck run --adapter kafka-wire,metadata-log=wire-log/ --bootstrap 127.0.0.1:PORT --kafka 3.9": cheaper(
         "isrcheck run --help", "PORT is the one serve-controller printed; the wire tests run it (tests/wire)"),
