@@ -74,10 +74,10 @@ def free_port() -> int:
     raise SystemExit(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
-def start_server(release: str, log_dir: str) -> tuple[subprocess.Popen[str], int]:
+def start_server(release: str, log_dir: str, session_ms: int = 3000) -> tuple[subprocess.Popen[str], int]:
     process = subprocess.Popen(
         [sys.executable, "-m", "isrcheck", "serve-controller", "--kafka", release, "--port", str(free_port()),
-         "--metadata-log", log_dir, "--session-timeout-ms", "3000"],
+         "--metadata-log", log_dir, "--session-timeout-ms", str(session_ms)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     assert process.stdout is not None
@@ -171,6 +171,28 @@ def bench_engine(port: int, log_dir: str, release: str, examples: int) -> dict[s
     return figures
 
 
+def bench_sessions(release: str, examples: int, sessions: list[int]) -> dict[str, Any]:
+    """The engine against an already-running serve-controller (docs/running.md's wire example), one
+    server per session timeout, the same seeded runs: a fencing step waits out a broker session,
+    so the session timeout bounds the rate."""
+    figures = {}
+    for session_ms in sessions:
+        log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")
+        process, port = start_server(release, log_dir, session_ms)
+        try:
+            adapter = f"kafka-wire,bootstrap=127.0.0.1:{port},metadata-log={log_dir},session-timeout-ms={session_ms}"
+            result = run_campaign(CampaignConfig(adapter=adapter, release=release, examples=examples, steps=30, seed=7,
+                                                 batch_size=examples, stop_at_first=True))
+            figures[str(session_ms)] = {"runs": result.runs, "steps": result.steps,
+                                        "seconds": round(result.seconds, 2),
+                                        "steps_per_second": round(result.steps / result.seconds, 1)}
+        finally:
+            process.terminate()
+            process.wait(10)
+            shutil.rmtree(log_dir, ignore_errors=True)
+    return figures
+
+
 def bench_campaign_length(port: int, log_dir: str, release: str, runs: int) -> dict[str, Any]:
     """One wire campaign of `runs` runs (batches of 20, whatever the length): steps/s overall and
     over its last tenth of runs."""
@@ -210,6 +232,8 @@ def main() -> int:
                         help="which figures (default all: alter_partition,engine,lengths)")
     parser.add_argument("--kafka-home", help="also run the engine against a real controller from this KAFKA_HOME")
     parser.add_argument("--ports", default="25000-25999", help="servers listen on a free port of LOW-HIGH")
+    parser.add_argument("--sessions", default="9000,1000",
+                        help="session timeouts (ms) of the running-server figure (part `sessions`)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     global PORTS
@@ -239,6 +263,8 @@ def main() -> int:
             process.wait(10)
             shutil.rmtree(log_dir, ignore_errors=True)
     report["campaign_length"] = {str(n): report.pop(f"length {n}") for n in lengths}
+    if "sessions" in wanted:
+        report["sessions"] = bench_sessions(args.kafka, args.examples, [int(s) for s in args.sessions.split(",") if s])
     if args.kafka_home:
         report.setdefault("engine", {})["kafka-local"] = bench_engine_real(args.kafka_home, args.kafka, args.examples)
     if args.json:
@@ -249,6 +275,9 @@ def main() -> int:
         for label, figure in report.get("engine", {}).items():
             print(f"engine {label:10s} {figure['steps_per_second']:>9,.1f} steps/s  "
                   f"({figure['runs']} runs, {figure['steps']} steps)")
+        for session_ms, figure in report.get("sessions", {}).items():
+            print(f"running server, session {int(session_ms):>5} ms {figure['steps_per_second']:>9,.1f} steps/s  "
+                  f"({figure['runs']} runs, {figure['steps']} steps, {figure['seconds']} s)")
         by_length = report["campaign_length"]
         for runs, figure in by_length.items():
             print(f"wire campaign of {runs:>5} runs {figure['steps_per_second']:>9,.1f} steps/s  "
