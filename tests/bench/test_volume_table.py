@@ -77,3 +77,27 @@ def test_a_qualify_directory_gives_its_verdict_and_runs_and_is_written_with_its_
     assert cell_rows and all(f"| {runs:,} |" in line for line in cell_rows)
     assert any("FINDING (untriaged)" in line for line in cell_rows)
     assert volume_module().main(["--table", str(tmp_path / "absent")]) == 2  # type: ignore[attr-defined]
+
+
+def test_the_kafka_14139_triage_rule_reads_the_run_not_the_signature() -> None:
+    """The generated KAFKA-14139 run on 3.3.2 (docs/evidence) matches; the same history on a release
+    with KIP-903 does not; nor does another loss with the same P-ACK signature (the equal-epoch loss
+    on 3.3.2, where nothing restarted with an empty disk)."""
+    volume = volume_module()
+    rule = volume.stale_expansion_of_an_emptied_replica  # type: ignore[attr-defined]
+    evidence = BENCH.parent / "docs" / "evidence"
+    found = json.loads((evidence / "kip903-generated-3.3.record.json").read_text())
+    assert {f["property"] for f in found["findings"]} >= {"P-ACK"}
+    assert rule(found)
+    assert not rule({**found, "release": "3.5"})
+    entries = json.loads((evidence / "equal-epoch-defaults-3.3" / "history.json").read_text())
+    entries = entries.get("entries", entries) if isinstance(entries, dict) else entries
+    other = {**found, "history": {"config": found["history"]["config"], "entries": entries}}
+    assert not rule(other)
+    cut_healed_first = list(found["history"]["entries"])
+    release = next(i for i, e in enumerate(cut_healed_first)
+                   if e["type"] == "op" and e["op"] == "release_api")
+    leader = cut_healed_first[release]["args"]["broker"]
+    cut_healed_first.insert(release, {"type": "op", "i": -1, "t": 0, "op": "net",
+                                      "args": {"broker": leader, "link": "replication", "mode": "heal"}, "result": {}})
+    assert not rule({**found, "history": {**found["history"], "entries": cut_healed_first}})
