@@ -85,8 +85,9 @@ TRIAGE_RULES: dict[str, tuple[Callable[[dict[str, Any]], bool], str]] = {
         "a stale AlterPartition, held while a follower restarted with an empty disk and released while "
         "the leader replicated to no one, admits the emptied follower to the ISR; its election loses the "
         "records acknowledged before (P-ACK, P-HWC). Fixed in 3.5 by KIP-903 (the request names broker "
-        "epochs); the first such run replayed with `isrcheck replay` gives the same findings on 3.3.2 "
-        "and REPLAY35"),
+        "epochs). The first such run, replayed step by step with `isrcheck replay`, loses the same records "
+        "on 3.3.2; on 3.5.2 the same steps lose nothing: the emptied follower stays out of the ISR "
+        "(ISR [103]) and the partition waits for its leader"),
 }
 """A finding against real Kafka is a claim about Kafka: each rule recognises one triaged cause on the
 run's own history (not its signature), so the same signature from another cause stays untriaged."""
