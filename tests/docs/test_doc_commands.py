@@ -12,9 +12,7 @@ entry in `COMMANDS` saying how it is tested:
   checkout and build (`kafka-source`), or minutes (`slow`: the main job, Spark): its sub-command's
   `--help` runs by default; the command itself (or a bounded variant) runs in a test marked `slow`
   where a distribution exists (kafka-home, slow) and skips with the reason where it does not;
-  a command that needs a Kafka source build is shown, and only its sub-command checked;
-* `pending` — a command another branch is building (`isrcheck qualify`): a strict xfail, so the
-  test fails once the command exists, until the entry is changed to run it.
+  a command that needs a Kafka source build is shown, and only its sub-command checked.
 
 A documented command without an entry fails `test_every_documented_command_has_an_entry`, and so
 does an entry no document shows any more. Commands of one document run in the order shown, in
@@ -45,7 +43,7 @@ YAML_RUN = re.compile(r"^\s*(?:-\s+)?run:\s+(\S.*)$")
 @dataclass(frozen=True)
 class Treatment:
     how: str
-    """as_shown, cheaper, needs, pending"""
+    """as_shown, cheaper, needs"""
     expect: int | None = 0
     """The exit code; None for a campaign against real Kafka code, where what it finds is for the
     qualification runs to triage: it must exit 0 or 1 having tested runs ("N runs (N tested)")."""
@@ -66,10 +64,6 @@ def cheaper(variant: str, why: str, expect: int = 0) -> Treatment:
 
 def needs(what: str, variant: str | None = None, expect: int | None = 0, why: str = "") -> Treatment:
     return Treatment("needs", expect, variant, what, why)
-
-
-def pending(why: str) -> Treatment:
-    return Treatment("pending", why=why)
 
 
 JVM_CLASSPATH = ('isrcheck run --kafka 3.9 --examples 500 --records runs/ --adapter '
@@ -382,11 +376,3 @@ def test_a_command_that_needs_a_kafka_distribution_or_minutes(command: str, tmp_
         assert done.returncode in (0, 1) and tested and int(tested.group(2)) > 0, output
     else:
         assert done.returncode == treatment.expect, output
-
-
-@pytest.mark.parametrize("command", sorted(c for c, t in COMMANDS.items() if t.how == "pending"))
-@pytest.mark.xfail(strict=True, reason="the sub-command is not on this branch yet")
-def test_a_pending_command_exists(command: str, tmp_path: Path) -> None:
-    helper = sub_command_help(command)
-    assert helper is not None
-    assert shell(helper, tmp_path).returncode == 0
