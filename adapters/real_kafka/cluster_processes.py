@@ -26,6 +26,7 @@ and removed with the process's session (`docker_engine`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import shutil
@@ -61,6 +62,15 @@ at 3.9.0), what the checker's clock-bound properties need to know under `kafka_d
 
 class ClusterStartError(RuntimeError):
     """A node did not come up; the message names the log directory."""
+
+
+class PortsTaken(ClusterStartError):
+    """Another process took a port of the block between `free_base_port`'s look and the bind (a
+    proxy's, or a node's listener): the cluster may start on another block."""
+
+
+BIND_FAILED = ("Address already in use", "BindException")
+"""What a Kafka node logs when its listener's port is taken (`SocketServer` at every release)."""
 
 
 @dataclass(frozen=True)
@@ -272,11 +282,19 @@ class RealKafkaCluster:
                 props = self.workdir / f"{name}.properties"
                 props.write_text("".join(f"{k}={v}\n" for k, v in self.layout.properties(name, data).items()))
                 self.nodes[name] = Node(name, props, data, logs)
-            self.start_proxies()
+            try:
+                self.start_proxies()
+            except OSError as error:
+                if error.errno != errno.EADDRINUSE:
+                    raise
+                raise PortsTaken(f"a proxy port of block {self.layout.base_port} is taken: {error}") from None
             self.format_nodes(list(self.nodes))
             for name in self.nodes:
                 self.launch(name)
             self.wait_started(list(self.nodes), timeout_s)
+        except PortsTaken:
+            self.stop(keep_logs=False)  # nothing of the target's failed: no logs to keep
+            raise
         except BaseException:
             self.failed = True
             self.stop()
@@ -353,6 +371,9 @@ class RealKafkaCluster:
             for name in list(waiting):
                 node = self.nodes[name]
                 if node.handle is not None and not node.handle.alive() and not self.started(name):
+                    if self.bind_failed(node):
+                        raise PortsTaken(f"{name} could not bind a port of block {self.layout.base_port}; "
+                                         f"logs: {node.log_dir}")
                     raise ClusterStartError(f"{name} exited while starting; logs: {node.log_dir}")
                 if self.started(name):
                     waiting.remove(name)
@@ -361,6 +382,15 @@ class RealKafkaCluster:
                                         f"logs: {self.workdir}/logs")
             if waiting:
                 time.sleep(0.3)
+
+    @staticmethod
+    def bind_failed(node: Node) -> bool:
+        for log in ("server.log", "stdout.log"):
+            with contextlib.suppress(OSError):
+                text = (node.log_dir / log).read_text(encoding="utf-8", errors="replace")
+                if any(mark in text for mark in BIND_FAILED):
+                    return True
+        return False
 
     def stop(self, keep_logs: bool | None = None) -> None:
         """Kill every node (SIGKILL: the run is over), stop the proxies and the watchdog, remove the

@@ -60,6 +60,7 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
     KAFKA_SESSION_TIMEOUT_MS,
     ClusterLayout,
     ClusterStartError,
+    PortsTaken,
     RealKafkaCluster,
     free_base_port,
     resolve_kafka_home,
@@ -72,6 +73,9 @@ from isrcheck.errors import UsageError
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
 """Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
+PORT_BLOCK_ATTEMPTS = 5
+"""Blocks tried when another process takes the chosen one before the cluster binds it (a port
+race with other campaigns, clusters or services on the machine: not the target's failure)."""
 MESSAGE_LEVEL = frozenset({"deliver", "hold", "release", "drop", "duplicate", "fetch", "lag_metadata",
                            "sync_metadata", "flush", "check_leader", "check_replica", "check_messages", "events"})
 
@@ -141,17 +145,20 @@ class KafkaClusterTarget(Target):
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
         self.release = release
-        try:
-            layout = self.layout()
-        except ClusterStartError as error:
-            raise TargetUnavailable(f"the cluster did not start: {error}") from None
         host = self.node_host(release)
-        self.cluster = RealKafkaCluster(host, layout, classpath=self.classpath)
-        try:
-            bootstrap = self.cluster.start()
-        except (ClusterStartError, NodeStartError) as error:
-            self.cluster = None
-            raise TargetUnavailable(f"the cluster ({host.description}) did not start: {error}") from None
+        attempts = 1 if "base-port" in self.options else PORT_BLOCK_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            try:
+                self.cluster = RealKafkaCluster(host, self.layout(), classpath=self.classpath)
+                bootstrap = self.cluster.start()
+                break
+            except PortsTaken as error:  # another process took the block meanwhile: another block
+                self.cluster = None
+                if attempt == attempts:
+                    raise TargetUnavailable(f"the cluster ({host.description}) did not start: {error}") from None
+            except (ClusterStartError, NodeStartError) as error:
+                self.cluster = None
+                raise TargetUnavailable(f"the cluster ({host.description}) did not start: {error}") from None
         from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)

@@ -147,3 +147,66 @@ def test_a_restart_is_seen_across_an_hourly_roll_of_server_log(tmp_path: Path) -
     with open(logs / "server.log", "a") as log:
         log.write(f"[12:00:09] INFO [KafkaRaftServer nodeId=1] {STARTED}\n")
     assert cluster.started("broker-1")
+
+
+BIND_FAILS = """#!/bin/sh
+echo "[$(date)] ERROR [KafkaServer id=1] Fatal error during KafkaServer startup." >> "$LOG_DIR/server.log"
+echo "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:1: Address already in use." \
+  >> "$LOG_DIR/server.log"
+exit 1
+"""
+
+
+def test_a_taken_proxy_port_is_ports_taken_and_leaves_nothing(fake_home: Path) -> None:
+    """Another process holds a port of the block (the race between free_base_port's look and the
+    bind): PortsTaken, which the adapter answers with another block — not a crash of the target."""
+    import socket
+
+    from isrcheck.adapters.real_kafka.cluster_processes import ClusterStartError, PortsTaken
+
+    layout = ClusterLayout(brokers=3, base_port=free_base_port())
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", layout.replication_proxy_port(2)))
+        squatter.listen()
+        cluster = RealKafkaCluster(ProcessHost(fake_home), layout)
+        with pytest.raises(PortsTaken) as raised:
+            cluster.start(timeout_s=30)
+    assert isinstance(raised.value, ClusterStartError) and str(layout.base_port) in str(raised.value)
+    assert cluster.workdir is None and not cluster.nodes and not cluster.proxies
+    assert not list(Path("/tmp").glob(f"isrcheck-cluster-{layout.base_port}-*"))
+
+
+def test_a_node_that_cannot_bind_its_listener_is_ports_taken(fake_home: Path) -> None:
+    from isrcheck.adapters.real_kafka.cluster_processes import PortsTaken
+
+    (fake_home / "bin" / "kafka-server-start.sh").write_text(BIND_FAILS)
+    layout = ClusterLayout(brokers=3, base_port=free_base_port())
+    with pytest.raises(PortsTaken, match="could not bind"):
+        RealKafkaCluster(ProcessHost(fake_home), layout).start(timeout_s=30)
+    assert not list(Path("/tmp").glob(f"isrcheck-cluster-{layout.base_port}-*"))
+
+
+def test_the_adapter_starts_its_cluster_on_another_block_when_one_is_taken(
+        fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-cluster's open: the first block's proxy port is taken, the second block is used; the
+    stand-in brokers then do not answer Kafka's protocol, so the clients fail — after the retry."""
+    import socket
+
+    from isrcheck.adapters.real_kafka import kafka_cluster
+
+    first, second = free_base_port(), free_base_port()
+    while second == first:
+        second = free_base_port()
+    blocks = iter([first, second])
+    monkeypatch.setattr(kafka_cluster, "free_base_port", lambda: next(blocks))
+    target = kafka_cluster.KafkaClusterTarget({"kafka-home": str(fake_home)})
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", ClusterLayout(base_port=first).replication_proxy_port(1)))
+        squatter.listen()
+        try:
+            with pytest.raises(Exception) as raised:
+                target.open("3.9", {})
+            assert not isinstance(raised.value, kafka_cluster.TargetUnavailable), raised.value
+            assert target.cluster is not None and target.cluster.layout.base_port == second
+        finally:
+            target.close()
