@@ -79,7 +79,19 @@ def stale_expansion_of_an_emptied_replica(record: dict[str, Any]) -> bool:
     return False
 
 
+def port_taken_at_start(record: dict[str, Any]) -> bool:
+    """The cluster could not start because another process held a port of its block: isrcheck's
+    failure (kafka-cluster now moves to another block, `PortsTaken`), not the target's."""
+    return any(f["kind"] == "crash" and f["operation"] == "open" and "Address already in use" in f["message"]
+               for f in record["findings"])
+
+
 TRIAGE_RULES: dict[str, tuple[Callable[[dict[str, Any]], bool], str]] = {
+    "isrcheck adapter bug, fixed (port race at start)": (
+        port_taken_at_start,
+        "another process took a port of the block kafka-cluster had chosen, between its look and the "
+        "bind; the adapter now starts the cluster on another block (adapters/real_kafka/kafka_cluster.py, "
+        "`PortsTaken`), so such a run is no longer a crash"),
     "KAFKA-14139 (real Kafka bug before 3.5)": (
         stale_expansion_of_an_emptied_replica,
         "a stale AlterPartition, held while a follower restarted with an empty disk and released while "
@@ -163,7 +175,7 @@ def read_cells(dirs: list[Path]) -> dict[tuple[str, str], Cell]:
         for finding in record["findings"]:
             known = finding.get("known")
             triaged = next((label for label, (rule, _) in TRIAGE_RULES.items() if rule(record)), None)
-            verdict = (f"known divergence: rule {known}" if known else f"finding, triaged: {triaged}" if triaged
+            verdict = (f"known divergence: rule {known}" if known else f"triaged: {triaged}" if triaged
                        else UNTRIAGED)
             earlier = cell.triage.get(finding["signature"])
             cell.triage[finding["signature"]] = (verdict if earlier in (None, verdict) else
@@ -213,9 +225,9 @@ def tables(dirs: list[Path]) -> list[str]:
     parts = (["## `isrcheck qualify` per release", "", qualify_table(verdicts), ""] if verdicts else [])
     cells = read_cells(dirs)
     labels = sorted({label for cell in cells.values() for label in cell.triage.values()
-                     if label.startswith("finding, triaged: ")})
-    notes = [f"- **{label.removeprefix('finding, triaged: ')}**: "
-             f"{TRIAGE_RULES[label.removeprefix('finding, triaged: ')][1]}" for label in labels]
+                     if label.startswith("triaged: ")})
+    notes = [f"- **{label.removeprefix('triaged: ')}**: "
+             f"{TRIAGE_RULES[label.removeprefix('triaged: ')][1]}" for label in labels]
     return [*parts, "## Every signature of every campaign, with its triage", "", table(cells),
             *(["", "Triaged findings:", "", *notes] if notes else [])]
 
