@@ -17,8 +17,10 @@ def stale_expansion_of_an_emptied_replica(record: dict[str, Any]) -> bool:
     restarts with an empty disk, L's replication link is cut, the held request is released, and an
     observation while L is still cut off (and still running) shows B in the ISR — B cannot have
     caught up from L, so only the stale request admitted it. Before KIP-903 (3.5) the request names
-    no broker epochs, and `ReplicationControlManager.validateAlterPartitionData` at 3.3.2 checks the
-    partition and leader epochs only."""
+    no broker epochs: `ReplicationControlManager.validateAlterPartitionData` at 3.3.2 checks the
+    leader and partition epochs and that no member is fenced or shutting down
+    (`ineligibleReplicasForIsr`, KIP-841) — the restarted broker is registered and unfenced again,
+    so it passes."""
     if record["level"] != "cluster" or record["release"] in KIP_903_FIXED or not record.get("history"):
         return False
     held: set[int] = set()
