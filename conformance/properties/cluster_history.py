@@ -318,7 +318,9 @@ def p_live(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
     (`exposure_points`): with unclean election disabled Kafka may rightly keep it offline — from
     3.7 the controller elects only a replica whose recorded log directory is online
     (`ReplicationControlManager.LeaderAcceptor`, KIP-858), and a disk-loss restart registers a new
-    directory, so the emptied last ISR member is never elected (3.3 elects it, empty)."""
+    directory, so the emptied last ISR member is not elected until its own AssignReplicasToDirs
+    records the new directory; the next election visiting the partition then elects it, empty
+    (3.3 elects it at its unfence; conformance/scenarios/cluster/kip858_last_member_disk_loss.yaml)."""
     heals = [e for e in ops(history) if e["op"] == "heal"]
     if not heals:
         return []
