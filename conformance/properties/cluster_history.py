@@ -93,9 +93,23 @@ def topic_min_isr(history: list[dict[str, Any]], topic: str, config: HistoryConf
 
 
 def exposure_points(history: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Per partition, the history indices at which every broker of its last observed ISR had lost
-    its log directory (disk-loss restarts) since being observed in it: from there on, what was
-    committed before is not protected."""
+    """Per partition, the history indices at which every broker of its last observed non-empty
+    ISR had lost its log directory (disk-loss restarts) since being observed in it: from there on,
+    what was committed before is not protected.
+
+    An empty ISR does not replace the last non-empty one. Without ELR the ISR never empties (the
+    last member stays when it is fenced). With ELR on (4.x; KIP-966) it does: when its last member
+    is fenced the ISR becomes empty and that member moves to the ELR
+    (`PartitionChangeBuilder.maybePopulateTargetElr` and `build`, "the ISR is allowed to be
+    empty", 4.0.1 and 4.1.1), so the copies a clean election can still use are those of the last
+    non-empty ISR. A disk-loss restart of that member then leaves nothing electable with the data:
+    its registration is an unclean shutdown that takes it out of the ELR
+    (`ReplicationControlManager.handleBrokerShutdown`), and the last-known-leader election
+    (`PartitionChangeBuilder.canElectLastKnownLeader`) accepts it only once its recorded log
+    directory is online again (`ReplicationControlManager.LeaderAcceptor.test`) — i.e. after the
+    broker reassigned the partition to its new, empty directory (`ReplicaManager
+    .maybeUpdateTopicAssignment` → AssignReplicasToDirs). Offline, or led by the empty replica:
+    either is Kafka's answer once every in-sync copy is gone."""
     points: dict[str, list[int]] = {}
     last_isr: dict[str, set[int]] = {}
     wiped: set[int] = set()
@@ -103,7 +117,8 @@ def exposure_points(history: list[dict[str, Any]]) -> dict[str, list[int]]:
         if e["type"] == "observe" and e["view"].get("exists"):
             isr = set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
-            last_isr[e["partition"]] = isr
+            if isr:
+                last_isr[e["partition"]] = isr
         elif e["type"] == "op" and e["op"] == "restart" and e["args"].get("lose") == "disk":
             wiped.add(broker_id(e["args"]))
             for partition, isr in last_isr.items():
@@ -303,7 +318,9 @@ def p_live(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violati
     (`exposure_points`): with unclean election disabled Kafka may rightly keep it offline — from
     3.7 the controller elects only a replica whose recorded log directory is online
     (`ReplicationControlManager.LeaderAcceptor`, KIP-858), and a disk-loss restart registers a new
-    directory, so the emptied last ISR member is never elected (3.3 elects it, empty)."""
+    directory, so the emptied last ISR member is not elected until its own AssignReplicasToDirs
+    records the new directory; the next election visiting the partition then elects it, empty
+    (3.3 elects it at its unfence; conformance/scenarios/cluster/kip858_last_member_disk_loss.yaml)."""
     heals = [e for e in ops(history) if e["op"] == "heal"]
     if not heals:
         return []

@@ -253,3 +253,36 @@ def test_p_live_is_not_owed_by_a_partition_whose_whole_isr_lost_its_disk() -> No
 
     assert run("disk") == []
     assert run("none") == ["P-LIVE"]
+
+
+def test_p_ack_and_p_live_are_not_owed_when_the_last_member_of_an_emptied_isr_loses_its_disk() -> None:
+    """ELR on (4.x, KIP-966): when the last ISR member 101 is fenced the ISR empties and 101 moves
+    to the ELR, so the observed ISR is []. 101 then restarts with an empty disk: its registration
+    is an unclean shutdown that takes it out of the ELR, and its recorded log directory is gone
+    (`ReplicationControlManager.handleBrokerShutdown`, `LeaderAcceptor.test`, 4.1.1) — no copy of
+    the acknowledged records is electable any more. Kafka keeps the partition offline, or, once
+    101 reassigned it to its new directory, the last-known-leader election makes the empty 101
+    leader; both are right. The empty ISR must not hide the loss of the last in-sync copy (it did:
+    P-ACK and P-LIVE were flagged). Without the disk loss the same offline end is still P-LIVE."""
+    def run(lose: str, end: tuple[int, list[int]]) -> list[str]:
+        b = Builder()
+        b.op("create_topic", {"topic": "t", "replicas": [1, 3], "configs": {"min.insync.replicas": "1"}})
+        b.see(101, [101, 103], 0, replicas=[101, 103])
+        b.op("produce", {"topic": "t", "records": 2, "acks": "all"},
+             {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
+        b.see(101, [101, 103], 2, replicas=[101, 103])
+        b.op("crash", {"broker": 3})
+        b.see(101, [101], 2, replicas=[101, 103])
+        b.op("crash", {"broker": 1})
+        b.see(-1, [], None, replicas=[101, 103])  # ISR [], ELR [101]
+        b.op("restart", {"broker": 1, "lose": lose})
+        b.see(-1, [], None, replicas=[101, 103])
+        b.op("heal", {"timeout_ms": 60000}, {"settled": False})
+        leader, isr = end
+        b.see(leader, isr, 0 if leader > 0 else None, replicas=[101, 103])
+        b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+        return properties(b.history)
+
+    assert run("disk", (-1, [])) == []
+    assert run("disk", (101, [101, 103])) == []
+    assert run("none", (-1, [])) == ["P-ACK", "P-ACK", "P-LIVE"]
