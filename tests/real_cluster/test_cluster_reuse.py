@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from isrcheck.adapters.real_kafka.cluster_processes import free_base_port
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.engine.cluster_history import run_history
@@ -89,13 +90,22 @@ def home(release: str) -> Path | None:
     return candidate if (candidate / "bin" / "kafka-server-start.sh").exists() else None
 
 
-def leftovers() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("isrcheck-cluster-*")}
+def leftovers(base_port: int) -> list[Path]:
+    """Run directories of clusters on `base_port` (other clusters of the machine are not this test's)."""
+    return list(Path(tempfile.gettempdir()).glob(f"isrcheck-cluster-{base_port}-*"))
 
 
 def java_pids_of(workdir: Path) -> set[int]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return {int(line.split()[0]) for line in out.splitlines() if str(workdir) in line and "java" in line}
+    """The JVMs whose command line names the cluster's directory (its log and properties paths)."""
+    pids = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args and args[0].endswith(b"java") and any(str(workdir).encode() in a for a in args):
+            pids.add(int(cmdline.parent.name))
+    return pids
 
 
 def opening(history: list[dict[str, Any]]) -> dict[str, Any]:
@@ -117,7 +127,6 @@ def test_runs_share_a_cluster_a_damaged_node_is_restarted_alone_and_a_finding_en
     its own records from its own topic — run 1's are not there; its history begins with its own
     create_topic and holds every property. Run 2 is then closed as a run with a finding: run 3
     starts a fresh cluster. Nothing is left running."""
-    before = leftovers()
     target = KafkaClusterTarget({"kafka-home": str(home("3.3"))})
     target.reuse = True
     kept_logs: Path | None = None
@@ -160,11 +169,13 @@ def test_runs_share_a_cluster_a_damaged_node_is_restarted_alone_and_a_finding_en
         assert violations == []
         assert opening(third)["fresh"] and opening(third)["cluster_id"] != opening(first)["cluster_id"]
         assert third[0]["result"]["kafka_topic"] == "t"
+        assert target.cluster is not None and target.cluster.workdir is not None
+        third_workdir = target.cluster.workdir
     finally:
         target.shutdown()
         if kept_logs is not None:
             shutil.rmtree(kept_logs, ignore_errors=True)
-    assert leftovers() <= before
+    assert not third_workdir.exists() and java_pids_of(third_workdir) == set()
 
 
 def run_history_keeping(target: KafkaClusterTarget, steps: list[tuple[str, dict[str, Any]]]
@@ -186,8 +197,9 @@ def test_a_campaign_starts_one_cluster_for_its_runs(tmp_path: Path) -> None:
     """`run_campaign` at the cluster level: every run after the first runs on the cluster its
     predecessor left, unless the predecessor could not be separated from it (a finding, an
     unsettled heal) — counted from the records; the campaign stops its cluster at the end."""
-    before = leftovers()
-    result = run_campaign(CampaignConfig(adapter=f"kafka-cluster,kafka-home={home('3.3')}", release="3.3",
+    base = free_base_port()
+    result = run_campaign(CampaignConfig(adapter=f"kafka-cluster,kafka-home={home('3.3')},base-port={base}",
+                                         release="3.3",
                                          level="cluster", examples=4, steps=4, seed=5, records_dir=tmp_path,
                                          batch_size=4, stop_at_first=False))
     runs = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
@@ -203,4 +215,6 @@ def test_a_campaign_starts_one_cluster_for_its_runs(tmp_path: Path) -> None:
         assert topics == {"isrcheck" if this["fresh"] else f"isrcheck-r{this['run_on_cluster']}"}
     starts = len({o["cluster_id"] for o in openings})
     assert starts == sum(o["fresh"] for o in openings) and starts < len(runs)
-    assert leftovers() <= before
+    assert len(leftovers(base)) == sum(bool(run["findings"]) for run in runs)  # only a finding's logs are kept
+    for kept in leftovers(base):  # a run with a finding keeps its cluster's logs (the record says where)
+        shutil.rmtree(kept, ignore_errors=True)
