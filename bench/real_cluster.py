@@ -2,10 +2,19 @@
 
 Runs a seeded history campaign (`isrcheck run --adapter kafka-cluster --level cluster`) of N
 runs against ../shared/kafka/<release> (or $KAFKA_HOME) and reads its records: runs per minute,
-where a run's time goes (cluster start and stop = run duration minus the history's span; the
-operations; the heal; the read-back), and the wall seconds each kind of fault operation took.
+where a run's time goes (cluster start-up; the check of a kept cluster between runs; the
+operations; the heal; the observations; the read-back), and the wall seconds each kind of fault
+operation took. Which cluster each run ran on is in its first `create_topic` result (`cluster`:
+id, fresh or kept, seconds its open took), so cluster starts are counted from what ran.
+
+`--compare` runs the same seeded campaign twice in one process — one fresh cluster per run
+(`reuse=0`), then clusters kept between runs — and prints both side by side with the per-step
+cost table and the load average before and after each. With `--stop-at-first` each campaign stops
+at its first finding and the table shows the run and the minutes it took.
 
 Usage: python bench/real_cluster.py [--release 3.9] [--runs 3] [--steps 10] [--seed 0]
+       python bench/real_cluster.py --compare [--release 3.3] [--runs 6] [--steps 4] [--seed 0]
+       python bench/real_cluster.py --compare --stop-at-first --release 3.3 --steps 3 --seed 903 --runs 20
        python bench/real_cluster.py --from-records DIR   (the figures of a campaign already run)
 """
 
@@ -13,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -24,6 +34,7 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 
 NEMESIS = {"crash", "restart", "clean_restart", "shutdown", "pause", "resume", "fail_over_controller", "net",
            "hold_alter_partition", "hold_api", "release_api"}
+ARMS = (("one cluster per run", "kafka-cluster,reuse=0"), ("cluster kept between runs", "kafka-cluster"))
 
 
 def main() -> None:
@@ -32,27 +43,48 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compare", action="store_true", help="one cluster per run, then kept clusters")
+    parser.add_argument("--stop-at-first", action="store_true", help="stop each campaign at its first finding")
     parser.add_argument("--from-records", type=Path, metavar="DIR", help="read a campaign's records instead")
     args = parser.parse_args()
-    outcomes: dict[str, int] = {}
     if args.from_records is not None:
         runs = read_runs(args.from_records)
-        wall = sum(run["duration_s"] for run in runs)
+        outcomes: dict[str, int] = {}
         for run in runs:
             outcomes[run["outcome"]] = outcomes.get(run["outcome"], 0) + 1
-    else:
-        with tempfile.TemporaryDirectory(prefix="isrcheck-bench-") as records:
-            started = time.monotonic()
-            result = run_campaign(CampaignConfig(adapter="kafka-cluster", release=args.release, level="cluster",
-                                                 examples=args.runs, steps=args.steps, seed=args.seed,
-                                                 records_dir=Path(records), batch_size=args.runs,
-                                                 stop_at_first=False))
-            wall = time.monotonic() - started
-            runs = read_runs(Path(records))
-            outcomes = dict(result.outcomes)
+        print(json.dumps(figures(runs, sum(run["duration_s"] for run in runs), outcomes), indent=2))
+        return
+    if not args.compare:
+        print(json.dumps(campaign("kafka-cluster", args), indent=2))
+        return
+    columns = [(label, campaign(adapter, args)) for label, adapter in ARMS]
+    print(table(columns))
+
+
+def campaign(adapter: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One campaign of `args.runs` runs (stopping at the first finding with --stop-at-first)."""
+    with tempfile.TemporaryDirectory(prefix="isrcheck-bench-") as records:
+        load_before = os.getloadavg()[0]
+        started = time.monotonic()
+        result = run_campaign(CampaignConfig(adapter=adapter, release=args.release, level="cluster",
+                                             examples=args.runs, steps=args.steps, seed=args.seed,
+                                             records_dir=Path(records), batch_size=args.runs,
+                                             stop_at_first=args.stop_at_first, shrink_budget_s=1))
+        wall = time.monotonic() - started
+        runs = read_runs(Path(records))
+    out = figures(runs, wall, dict(result.outcomes))
+    out["load_before_after"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
+    if result.seconds_to_first_finding is not None:
+        found = next((n for n, run in enumerate(runs, 1) if run["findings"]), None)
+        out["found_at_run"] = found
+        out["minutes_to_finding"] = round(result.seconds_to_first_finding / 60, 1)
+    return out
+
+
+def figures(runs: list[dict[str, Any]], wall: float, outcomes: dict[str, int]) -> dict[str, Any]:
     per_op: dict[str, list[float]] = defaultdict(list)
-    overhead, spans, observing = [], [], []
-    composites = 0
+    overhead, spans, observing, start_up, kept_check = [], [], [], [], []
+    composites, starts = 0, set()
     for run in runs:
         entries = run["history"]["entries"]
         span = max(e.get("t_end", e["t"]) for e in entries)
@@ -64,25 +96,69 @@ def main() -> None:
                 kind = e["op"] + (":disk" if e["args"].get("lose") == "disk" else "")
                 per_op[kind].append(e["t_end"] - e["t"])
                 composites += e["op"] == "pause" and e["args"].get("by") == "stale_expansion"
+                cluster = e["result"].get("cluster") if e["op"] == "create_topic" else None
+                if cluster:
+                    starts.add(cluster["cluster_id"]) if cluster["fresh"] else None
+                    (start_up if cluster["fresh"] else kept_check).append(float(cluster["open_s"]))
             elif "t_end" in e:  # an observation took from the entry before it to its return
                 observing.append(e["t_end"] - previous_end)
             previous_end = e.get("t_end", e["t"])
     faults = sum(len(v) for k, v in per_op.items() if k.split(":")[0] in NEMESIS)
-    print(json.dumps({
-        "release": runs[0]["release"] if runs else args.release, "runs": len(runs), "wall_s": round(wall, 1),
-        "runs_per_minute": round(60 * len(runs) / wall, 2),
+    return {
+        "release": runs[0]["release"] if runs else None, "runs": len(runs), "wall_s": round(wall, 1),
+        "runs_per_minute": round(60 * len(runs) / wall, 2) if wall else None,
+        "cluster_starts": len(starts),
+        "start_up_s_mean": mean(start_up), "kept_cluster_check_s_mean": mean(kept_check),
+        "outside_history_s_mean": mean(overhead),
         "faults": faults, "seconds_per_fault": round(wall / faults, 1) if faults else None,
-        "start_and_stop_s_mean": round(statistics.mean(overhead), 1) if overhead else None,
-        "history_span_s_mean": round(statistics.mean(spans), 1) if spans else None,
-        "observations": len(observing),
-        "observe_s_mean": round(statistics.mean(observing), 2) if observing else None,
+        "history_span_s_mean": mean(spans),
+        "observations": len(observing), "observe_s_mean": mean(observing),
         "observe_s_share_of_span": round(sum(observing) / sum(spans), 2) if observing and spans else None,
         "composite_faults": composites,
         "op_seconds_mean": {k: round(statistics.mean(v), 2) for k, v in sorted(per_op.items())},
         "op_count": {k: len(v) for k, v in sorted(per_op.items())},
         "outcomes": outcomes,
         "findings": sorted({f["signature"] for run in runs for f in run["findings"]}),
-    }, indent=2))
+    }
+
+
+def mean(values: list[float]) -> float | None:
+    return round(statistics.mean(values), 2) if values else None
+
+
+def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
+    """The figures of each campaign side by side: one row per figure, then per operation."""
+    rows: list[tuple[str, list[Any]]] = []
+
+    def row(label: str, key: str) -> None:
+        rows.append((label, [c.get(key) for _, c in columns]))
+
+    row("load average before, after", "load_before_after")
+    row("runs", "runs")
+    row("wall s", "wall_s")
+    row("runs per minute", "runs_per_minute")
+    row("cluster starts", "cluster_starts")
+    row("start-up s (per fresh cluster)", "start_up_s_mean")
+    row("kept-cluster check s (per run)", "kept_cluster_check_s_mean")
+    row("outside the history s (per run)", "outside_history_s_mean")
+    row("history span s (per run)", "history_span_s_mean")
+    row("observation s (each)", "observe_s_mean")
+    row("observations", "observations")
+    row("seconds per fault", "seconds_per_fault")
+    row("found at run", "found_at_run")
+    row("minutes to finding", "minutes_to_finding")
+    row("outcomes", "outcomes")
+    row("findings", "findings")
+    for op in sorted({op for _, c in columns for op in c["op_seconds_mean"]}):
+        rows.append((f"{op} s (count)", [f"{c['op_seconds_mean'][op]} ({c['op_count'][op]})"
+                                         if op in c["op_seconds_mean"] else "-" for _, c in columns]))
+    width = max(len(label) for label, _ in rows) + 2
+    cells = [[json.dumps(v) if isinstance(v, (dict, list)) else str(v) for v in values] for _, values in rows]
+    col = [max(len(name), *(len(c[i]) for c in cells)) + 2 for i, (name, _) in enumerate(columns)]
+    lines = ["".ljust(width) + "".join(name.ljust(col[i]) for i, (name, _) in enumerate(columns))]
+    for (label, _), values in zip(rows, cells, strict=True):
+        lines.append(label.ljust(width) + "".join(v.ljust(col[i]) for i, v in enumerate(values)))
+    return "\n".join(lines)
 
 
 def read_runs(directory: Path) -> list[dict[str, Any]]:

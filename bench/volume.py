@@ -33,7 +33,7 @@ from typing import Any
 
 from isrcheck.reports.records_io import RecordReader
 from results_file import write_results  # type: ignore[import-not-found]
-from volume_triage import TRIAGE_RULES  # type: ignore[import-not-found]
+from volume_triage import TRIAGE_RULES, triage_of  # type: ignore[import-not-found]
 
 REPO = Path(__file__).resolve().parents[1]
 UNTRIAGED = "FINDING (untriaged)"
@@ -109,7 +109,7 @@ def read_cells(dirs: list[Path]) -> dict[tuple[str, str], Cell]:
             cell.signatures[signature] += 1
         for finding in record["findings"]:
             known = finding.get("known")
-            triaged = next((label for label, (rule, _) in TRIAGE_RULES.items() if rule(record)), None)
+            triaged = triage_of(record)
             verdict = (f"known divergence: rule {known}" if known else f"triaged: {triaged}" if triaged
                        else UNTRIAGED)
             earlier = cell.triage.get(finding["signature"])

@@ -2,11 +2,17 @@
 a finding is a claim about someone else's code, so each rule here recognises one cause that a
 person triaged (replayed, compared across releases, read in Kafka's source) — on the run's own
 record and history, not on its signature string, so the same signature from another cause stays
-`FINDING (untriaged)` until someone looks at it."""
+`FINDING (untriaged)` until someone looks at it.
+
+    python bench/volume_triage.py RECORDS.jsonl ...     # each finding run's triage, or "untriaged"
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 KIP_903_FIXED = ("3.5", "3.7", "3.8", "3.9", "4.0", "4.1")
@@ -78,3 +84,25 @@ TRIAGE_RULES: dict[str, tuple[Callable[[dict[str, Any]], bool], str]] = {
 }
 """A finding against real Kafka is a claim about Kafka: each rule recognises one triaged cause on the
 run's own history (not its signature), so the same signature from another cause stays untriaged."""
+
+
+def triage_of(record: dict[str, Any]) -> str | None:
+    """The label of the first rule that recognises the run, or None."""
+    return next((label for label, (rule, _) in TRIAGE_RULES.items() if rule(record)), None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("records", nargs="+", type=Path, help="run record files (.jsonl)")
+    args = parser.parse_args(argv)
+    from isrcheck.reports.records_io import RecordReader
+
+    for record in RecordReader(args.records):
+        if record["findings"]:
+            print(f"{record['run_id']} {record['release']} {record['outcome']}: "
+                  f"{triage_of(record) or 'FINDING (untriaged)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from isrcheck.adapters.real_kafka.kafka_properties import random_cluster_id
 from isrcheck.adapters.real_kafka.node_hosts import NodeHandle, NodeHost, ProcessNode
-from isrcheck.adapters.real_kafka.tcp_proxy import TcpProxy
+from isrcheck.adapters.real_kafka.tcp_proxy import PASS, TcpProxy
 
 PORT_RANGE = (23000, 23999)
 BROKER_HEAP = "-Xmx256m -Xms128m"
@@ -462,6 +462,34 @@ class RealKafkaCluster:
 
     def proxy(self, key: str) -> TcpProxy:
         return self.proxies[key]
+
+    def clear_proxies(self) -> list[str]:
+        """Every proxy back to passing, nothing held (`TcpProxy.set_mode(PASS)`); the proxies that
+        were not clear before — what a run left behind for the next one to inherit."""
+        were_set = [key for key, proxy in self.proxies.items() if not proxy.clear()]
+        for proxy in self.proxies.values():
+            proxy.set_mode(PASS)
+        return were_set
+
+    def stopped_by_signal(self) -> list[str]:
+        """Process nodes the kernel shows stopped (state T: SIGSTOP), whether or not this cluster
+        paused them (a container's pause is the engine's: `ContainerNode.paused`)."""
+        stopped = []
+        for name, node in self.nodes.items():
+            if node.pid is not None:
+                with contextlib.suppress(OSError, IndexError):
+                    if Path(f"/proc/{node.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+                        stopped.append(name)
+        return stopped
+
+    def resume_all(self) -> None:
+        """SIGCONT to every node (a node paused outside this cluster's own bookkeeping too)."""
+        for name in self.stopped_by_signal():
+            handle = self.nodes[name].handle
+            if isinstance(handle, ProcessNode):
+                handle.paused = True  # so `resume` signals it
+        for name in self.nodes:
+            self.resume(name)
 
     def broker_proxies(self, b: int) -> list[TcpProxy]:
         """Every proxy on a path of broker b: its replication listener and its controller links."""

@@ -34,7 +34,19 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
   the Metadata: the consumer-visible high watermark; a paused leader makes it wait its timeout).
 
-Options: `kafka-home=DIR` (else $KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
+Reuse across runs (`reuse`, set by a campaign that calls `shutdown` at its end: `history_campaign`):
+`close` keeps the cluster when the run healed and found nothing, and the next `open` runs on it
+after `prepare_kept_cluster` — proxies cleared, every node running and resumed, every broker
+listed unfenced and the controller answering (a broker that does not come back, or a controller
+that does not answer, restarted alone; still not healthy: a fresh cluster). Each run has topics of
+its own: the run's `n`-th on a cluster maps topic `T` to `T-r<n>` (the first keeps `T`), so its
+history — read back, observed and healed only on its own topics — is what it would be on a fresh
+cluster; the previous run's topics are deleted. `create_topic`'s result says which cluster the run
+ran on (`cluster`: id, fresh or reused, what was restarted, seconds the open took). A run with a
+finding, an unsettled heal or no heal ends its cluster (its logs kept when it found something).
+
+Options: `reuse=0` (one fresh cluster per run, as without a campaign); `kafka-home=DIR` (else
+$KAFKA_HOME, else ../shared/kafka/<release>); `containers=1`
 (Docker `apache/kafka`, `image=`/`version=`); `brokers=3..5`, `controllers=1|3`,
 `session-timeout-ms`, `base-port`; `kafka-defaults=1` (the release's own timing defaults:
 `cluster_processes.KAFKA_DEFAULT_TIMINGS`); `classpath=PATH[:PATH]` (class directories or jars put
@@ -44,6 +56,7 @@ first on every node's class path: a patched broker or controller class, `patched
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -76,6 +89,8 @@ API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63
 PORT_BLOCK_ATTEMPTS = 5
 """Blocks tried when another process takes the chosen one before the cluster binds it (a port
 race with other campaigns, clusters or services on the machine: not the target's failure)."""
+TOPIC_ALREADY_EXISTS = 36
+"""CreateTopics error code (`Errors.TOPIC_ALREADY_EXISTS`): an answer from the controller all the same."""
 MESSAGE_LEVEL = frozenset({"deliver", "hold", "release", "drop", "duplicate", "fetch", "lag_metadata",
                            "sync_metadata", "flush", "check_leader", "check_replica", "check_messages", "events"})
 
@@ -103,6 +118,17 @@ class KafkaClusterTarget(Target):
         self.release = ""
         self.keep_logs = False
         """Set by the engine when the run found something: `close` keeps the nodes' logs."""
+        self.reuse = False
+        """Set by a campaign that calls `shutdown` at its end: `close` may keep a healthy cluster for
+        the next `open`. Option `reuse=0` refuses."""
+        self.run_on_cluster = 0
+        """Runs opened on the current cluster, this one included (1 = the cluster is fresh)."""
+        self.created: set[str] = set()
+        """The cluster's names of the topics this run created: what heal waits for and close deletes."""
+        self.healed = False
+        """The run's last heal settled: the cluster can be separated from the next run."""
+        self.opening: dict[str, Any] = {}
+        """How this run got its cluster (reported in its first `create_topic` result)."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,14 +170,35 @@ class KafkaClusterTarget(Target):
         return ProcessHost(home)
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
+        started = time.monotonic()
+        restarted: list[str] | None = None
+        if self.cluster is not None and release == self.release:
+            restarted = self.prepare_kept_cluster()
+            if restarted is None:  # not healthy after restarting what failed: a fresh cluster
+                print("isrcheck: the kept cluster was not healthy between runs; a fresh one starts", file=sys.stderr)
+                self.stop_cluster(keep_logs=False)
+        elif self.cluster is not None:
+            self.stop_cluster(keep_logs=False)
         self.release = release
+        if self.cluster is None:
+            self.start_cluster(release)
+            self.run_on_cluster = 0
+        assert self.cluster is not None
+        self.open_clients(self.cluster.bootstrap)
+        self.run_on_cluster += 1
+        self.counter, self.marks, self.created, self.healed = 0, {}, set(), False
+        self.opening = {"cluster_id": self.cluster.cluster_id, "run_on_cluster": self.run_on_cluster,
+                        "fresh": self.run_on_cluster == 1, "restarted": restarted or [],
+                        "open_s": round(time.monotonic() - started, 2)}
+
+    def start_cluster(self, release: str) -> None:
         host = self.node_host(release)
         attempts = 1 if "base-port" in self.options else PORT_BLOCK_ATTEMPTS
         for attempt in range(1, attempts + 1):
             try:
                 self.cluster = RealKafkaCluster(host, self.layout(), classpath=self.classpath)
-                bootstrap = self.cluster.start()
-                break
+                self.cluster.start()
+                return
             except PortsTaken as error:  # another process took the block meanwhile: another block
                 self.cluster = None
                 if attempt == attempts:
@@ -159,6 +206,10 @@ class KafkaClusterTarget(Target):
             except (ClusterStartError, NodeStartError) as error:
                 self.cluster = None
                 raise TargetUnavailable(f"the cluster ({host.description}) did not start: {error}") from None
+
+    def open_clients(self, bootstrap: str) -> None:
+        """New clients for every run: nothing a client learnt or got stuck on in one run (metadata,
+        a failed connection, a batch) carries into the next."""
         from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
@@ -168,22 +219,109 @@ class KafkaClusterTarget(Target):
                 request_timeout_ms=5000, max_block_ms=15000, metadata_max_age_ms=1000)
         self.offsets_consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                                               request_timeout_ms=6000, metadata_max_age_ms=1000)
-        self.counter = 0
 
-    def close(self) -> None:
+    def close_clients(self) -> None:
         for client in (*self.producers.values(), self.offsets_consumer, self.admin):
             if client is not None:
                 with contextlib.suppress(Exception):
                     client.close(timeout=1) if hasattr(client, "send") else client.close()
         self.producers, self.offsets_consumer, self.admin = {}, None, None
-        if self.cluster is not None:
-            self.cluster.failed = self.cluster.failed or self.keep_logs
-            self.cluster.stop()
-            self.cluster = None
+
+    def close(self) -> None:
+        """End the run: keep the cluster for the next run when reuse is on, the run healed and
+        found nothing (its topics deleted); otherwise stop it (logs kept when it found something)."""
+        keep = (self.reuse and self.options.get("reuse", "1") != "0" and self.healed and not self.keep_logs
+                and self.cluster is not None)
+        if keep:
+            self.delete_run_topics()
+        self.close_clients()
+        if self.cluster is not None and not keep:
+            self.stop_cluster(keep_logs=self.keep_logs)
         self.keep_logs = False
 
     def shutdown(self) -> None:
+        """The campaign is over: whatever cluster is kept stops."""
+        self.reuse = False
         self.close()
+
+    def stop_cluster(self, keep_logs: bool) -> None:
+        if self.cluster is not None:
+            self.cluster.failed = self.cluster.failed or keep_logs
+            self.cluster.stop()
+            self.cluster = None
+        self.run_on_cluster = 0
+
+    def delete_run_topics(self) -> None:
+        """The run's topics go, so the next run's cluster carries no partition of it (a later run
+        never names them: its topics are its own, `kafka_topic`)."""
+        if self.created:
+            with contextlib.suppress(Exception):  # left behind, they are ignored: heal waits only for the run's own
+                self.admin.delete_topics(sorted(self.created), timeout_ms=10000)
+
+    def prepare_kept_cluster(self, timeout_s: float = 30.0) -> list[str] | None:
+        """Make the kept cluster what a fresh one is, and check it: every proxy passing with nothing
+        held, every node running and not stopped, every broker registered and unfenced (listed in
+        a Metadata answer: `KRaftMetadataCache.getAliveBrokerNodes`) and the controller answering
+        (a validate-only CreateTopics, which a KRaft broker forwards to the controller:
+        `ControllerApis.handleCreateTopics`). What fails is restarted alone — a broker not listed,
+        the controllers when they do not answer — and checked again. Returns the nodes restarted,
+        or None when the cluster is still not healthy (the caller starts a fresh one)."""
+        cluster = self.cluster
+        assert cluster is not None
+        cluster.clear_proxies()
+        cluster.resume_all()
+        restarted = [name for name in cluster.layout.node_names if not cluster.running(name)]
+        try:
+            for name in restarted:
+                cluster.restart(name)
+        except (ClusterStartError, NodeStartError):
+            return None
+        self.open_clients(cluster.bootstrap)
+        try:
+            missing = self.unhealthy(timeout_s)
+            if missing:
+                again = [n for n in cluster.layout.node_names if n in missing or
+                         ("controller" in missing and n.startswith("controller"))]
+                for name in again:
+                    cluster.restart(name)
+                restarted += [n for n in again if n not in restarted]
+                self.close_clients()
+                self.open_clients(cluster.bootstrap)
+                if self.unhealthy(timeout_s):
+                    return None
+        except (ClusterStartError, NodeStartError):
+            return None
+        finally:
+            self.close_clients()
+        return restarted
+
+    def unhealthy(self, timeout_s: float) -> set[str]:
+        """What is not healthy after waiting up to `timeout_s`: brokers ("broker-b") not listed
+        unfenced, "controller" when no validate-only CreateTopics was answered. Empty: healthy."""
+        from kafka.admin import NewTopic
+
+        assert self.cluster is not None
+        brokers = {100 + b: f"broker-{b}" for b in range(1, self.cluster.layout.brokers + 1)}
+        deadline = time.monotonic() + timeout_s
+        missing = {"controller", *brokers.values()}
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                listed = {int(b["node_id"]) for b in self.metadata(None).get("brokers", ())}
+                missing = {name for node, name in brokers.items() if node not in listed} | (missing & {"controller"})
+            if "controller" in missing:
+                with contextlib.suppress(Exception):
+                    answer = self.admin.create_topics([NewTopic("isrcheck-probe", 1, 1)], timeout_ms=5000,
+                                                      validate_only=True, raise_errors=False)
+                    if all(int(t["error_code"]) in (0, TOPIC_ALREADY_EXISTS) for t in answer["topics"]):
+                        missing.discard("controller")
+            if not missing:
+                return missing
+            time.sleep(0.5)
+        return missing
+
+    def kafka_topic(self, topic: str) -> str:
+        """The cluster's name for the run's topic: the run's own (its first run keeps the name)."""
+        return topic if self.run_on_cluster <= 1 else f"{topic}-r{self.run_on_cluster}"
 
     # ------------------------------------------------------------------ operations
 
@@ -204,7 +342,7 @@ class KafkaClusterTarget(Target):
             case "produce":
                 return self.produce(args)
             case "consume":
-                return {"records": self.consume(str(args["topic"]))}
+                return {"records": self.consume(self.kafka_topic(str(args["topic"])))}
             case "crash":
                 cluster.kill(broker)
             case "restart":
@@ -304,7 +442,7 @@ class KafkaClusterTarget(Target):
     def create_topic(self, args: Args) -> Result:
         from kafka.admin import NewTopic
 
-        topic = str(args["topic"])
+        topic = self.kafka_topic(str(args["topic"]))
         replicas = args.get("replicas")
         configs = {str(k): str(v) for k, v in dict(args.get("configs") or {}).items()}
         if replicas:
@@ -314,14 +452,18 @@ class KafkaClusterTarget(Target):
             new = NewTopic(topic, int(args.get("partitions", 1)), int(args.get("replication", 3)),
                            topic_configs=configs)
         self.admin.create_topics([new], timeout_ms=10000)
+        self.created.add(topic)
+        answer: Result = {"kafka_topic": topic}
+        if self.opening:  # the run's first topic says which cluster the run ran on
+            answer["cluster"], self.opening = self.opening, {}
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:  # until every partition has a leader
-            view = self.observe("partition", {"topic": topic, "partition": 0})
+            view = self.observe("partition", {"topic": str(args["topic"]), "partition": 0})
             if view.get("exists") and view.get("leader", -1) >= 0 and view.get("hw") is not None:
                 self.learn_topic(topic)
-                return {"error": "NONE"}
+                return {"error": "NONE", **answer}
             time.sleep(0.3)
-        return {"error": "TIMEOUT"}
+        return {"error": "TIMEOUT", **answer}
 
     def learn_topic(self, topic: str) -> None:
         """Every producer learns the new topic's metadata now, while every broker answers. A
@@ -334,7 +476,7 @@ class KafkaClusterTarget(Target):
                 producer.partitions_for(topic)
 
     def produce(self, args: Args) -> Result:
-        topic, partition = str(args["topic"]), int(args.get("partition", 0))
+        topic, partition = self.kafka_topic(str(args["topic"])), int(args.get("partition", 0))
         acks = str(args.get("acks", "all"))
         offsets, values = [], []
         for _ in range(int(args.get("records", 1))):
@@ -350,7 +492,11 @@ class KafkaClusterTarget(Target):
         return {"status": "acked", "error": "NONE", "offsets": offsets, "values": values}
 
     def consume(self, topic: str) -> dict[str, dict[str, str]]:
-        """Everything a consumer reads from the beginning to the high watermark, per partition."""
+        """Everything a consumer reads from the beginning to the high watermark, per partition. It
+        stops once every partition is read to the high watermark it had when reading began (a
+        consumer is never given more: `Partition.fetchRecords` reads to the HW), or after 4 s
+        without a record (no leader answering) — not 4 s after the last record, which was the
+        same read-back 4 s later in every run."""
         from kafka import KafkaConsumer, TopicPartition
 
         assert self.cluster is not None
@@ -361,18 +507,33 @@ class KafkaClusterTarget(Target):
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
             seen: dict[str, dict[str, str]] = {str(tp.partition): {} for tp in partitions}
-            for message in consumer:
-                seen[str(message.partition)][str(message.offset)] = message.value.decode(errors="replace")
+            ends: dict[Any, int] = {}
+            with contextlib.suppress(Exception):  # no answer: read until the idle timeout instead
+                ends = consumer.end_offsets(partitions)
+
+            def read_to_end() -> bool:
+                try:
+                    return bool(ends) and all(consumer.position(tp) >= ends[tp] for tp in partitions)
+                except Exception:  # kafka-python raises a KafkaError subclass: keep reading to the idle timeout
+                    return False
+
+            if not read_to_end():
+                for message in consumer:
+                    seen[str(message.partition)][str(message.offset)] = message.value.decode(errors="replace")
+                    if read_to_end():
+                        break
             return seen
         finally:
             consumer.close()
 
     def heal(self, timeout_ms: int) -> Result:
         """Every proxy passes, every node runs and is resumed; then wait (bounded) until every
-        partition's ISR is its whole replica set. Whether that happened is for the checker."""
+        partition of the run's topics has its whole replica set as ISR. Whether that happened is for
+        the checker (and decides whether the cluster may serve the next run: `close`)."""
         cluster = self.cluster
         assert cluster is not None
         started = time.monotonic()
+        self.healed = False
         for proxy in cluster.proxies.values():
             proxy.set_mode(PASS)
         for name in cluster.layout.node_names:
@@ -383,6 +544,7 @@ class KafkaClusterTarget(Target):
         while time.monotonic() < deadline:
             views = self.all_partitions()
             if views and all(v["leader"] >= 0 and sorted(v["isr"]) == sorted(v["replicas"]) for v in views.values()):
+                self.healed = True
                 return {"settled": True, "seconds": round(time.monotonic() - started, 2)}
             time.sleep(0.5)
         return {"settled": False}
@@ -390,10 +552,11 @@ class KafkaClusterTarget(Target):
     # ------------------------------------------------------------------ observation
 
     def all_partitions(self) -> dict[str, dict[str, Any]]:
+        """Every partition of the run's topics (another run's, on a kept cluster, are not its own)."""
         views = {}
         with contextlib.suppress(Exception):  # a cluster without a controller answers nothing
             for topic in self.admin.describe_topics():
-                if topic["name"].startswith("__"):
+                if topic["name"] not in self.created:
                     continue
                 for p in topic.get("partitions", ()):
                     views[f"{topic['name']}-{p['partition_index']}"] = {
@@ -404,7 +567,7 @@ class KafkaClusterTarget(Target):
     def observe(self, what: str, args: Args) -> Result:
         if what != "partition":
             raise ValueError(f"kafka-cluster cannot observe {what!r}")
-        topic, partition = str(args["topic"]), int(args.get("partition", 0))
+        topic, partition = self.kafka_topic(str(args["topic"])), int(args.get("partition", 0))
         started = time.monotonic()
         metadata: dict[str, Any] = {}
         for attempt in range(2):  # one broker not answering (paused, restarting) is not "no partition"
@@ -428,17 +591,19 @@ class KafkaClusterTarget(Target):
                     return view
         return {"exists": False, "metadata_after_s": answered}
 
-    def metadata(self, topic: str) -> dict[str, Any]:
+    def metadata(self, topic: str | None) -> dict[str, Any]:
         """One Metadata answer: the topic's partitions and the brokers listed with them. A KRaft
         broker lists only unfenced brokers (`KRaftMetadataCache.getAliveBrokerNodes`), so the
         answer shows the controller's fencing as of the same metadata image as the ISR. Uses
         kafka-python's own Metadata call (`describe_topics` keeps only the topics); falls back to
-        `describe_topics` (no broker list) where that is not there."""
+        `describe_topics` (no broker list) where that is not there. `topic` None: no topic, the
+        brokers alone (kafka-python's `describe_cluster` fails on brokers before 3.x's newest
+        Metadata versions)."""
         call = getattr(self.admin, "_get_cluster_metadata", None)
         manager = getattr(self.admin, "_manager", None)
         if call is None or manager is None:
-            return {"topics": self.admin.describe_topics([topic])}
-        return dict(manager.run(call, [topic]))
+            return {"topics": self.admin.describe_topics([] if topic is None else [topic])}
+        return dict(manager.run(call, [] if topic is None else [topic]))
 
     def high_watermark(self, topic: str, partition: int) -> int | None:
         """ListOffsets(latest) from the leader: the high watermark a consumer sees, or None when

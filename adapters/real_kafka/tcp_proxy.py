@@ -159,6 +159,12 @@ class TcpProxy:
                     link.held, link.held_client = False, None
             self.lock.notify_all()
 
+    def clear(self) -> bool:
+        """Passing, with nothing held or delayed: as a fresh proxy is."""
+        with self.lock:
+            return (self.mode == PASS and self.delay_ms == 0 and not self.hold_api_keys
+                    and not self.held_client_prefixes and not any(link.held for link in self.links))
+
     def held_clients(self, prefix: str) -> int:
         """Connections held now for `prefix`."""
         with self.lock:

@@ -148,6 +148,8 @@ class HistoryWorker:
 
     def run_once(self, steps: Steps) -> FinishedHistory:
         target = self.make_target()
+        if hasattr(target, "reuse"):
+            target.reuse = True  # a cluster kept between runs; `run_history_campaign` shuts it down at the end
         config = history_config(target)
         started, clock = time.time(), time.monotonic()
         try:
@@ -286,6 +288,9 @@ def run_history_campaign(config: CampaignConfig,
                 break
     finally:
         worker.writer.close()
+        shutdown = getattr(worker.make_target, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
     result = worker.result
     result.seconds = time.monotonic() - started
     if result.found_at is not None:

@@ -149,6 +149,12 @@ def test_a_restart_is_seen_across_an_hourly_roll_of_server_log(tmp_path: Path) -
     assert cluster.started("broker-1")
 
 
+def run_directories(base_port: int) -> set[Path]:
+    """Run directories of clusters on this block (other sessions' clusters share /tmp: compare the
+    set before and after rather than expect none)."""
+    return set(Path("/tmp").glob(f"isrcheck-cluster-{base_port}-*"))
+
+
 BIND_FAILS = """#!/bin/sh
 echo "[$(date)] ERROR [KafkaServer id=1] Fatal error during KafkaServer startup." >> "$LOG_DIR/server.log"
 echo "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:1: Address already in use." \
@@ -165,6 +171,7 @@ def test_a_taken_proxy_port_is_ports_taken_and_leaves_nothing(fake_home: Path) -
     from isrcheck.adapters.real_kafka.cluster_processes import ClusterStartError, PortsTaken
 
     layout = ClusterLayout(brokers=3, base_port=free_base_port())
+    before = run_directories(layout.base_port)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", layout.replication_proxy_port(2)))
         squatter.listen()
@@ -173,7 +180,7 @@ def test_a_taken_proxy_port_is_ports_taken_and_leaves_nothing(fake_home: Path) -
             cluster.start(timeout_s=30)
     assert isinstance(raised.value, ClusterStartError) and str(layout.base_port) in str(raised.value)
     assert cluster.workdir is None and not cluster.nodes and not cluster.proxies
-    assert not list(Path("/tmp").glob(f"isrcheck-cluster-{layout.base_port}-*"))
+    assert run_directories(layout.base_port) <= before
 
 
 def test_a_node_that_cannot_bind_its_listener_is_ports_taken(fake_home: Path) -> None:
@@ -181,9 +188,12 @@ def test_a_node_that_cannot_bind_its_listener_is_ports_taken(fake_home: Path) ->
 
     (fake_home / "bin" / "kafka-server-start.sh").write_text(BIND_FAILS)
     layout = ClusterLayout(brokers=3, base_port=free_base_port())
+    before = run_directories(layout.base_port)
+    cluster = RealKafkaCluster(ProcessHost(fake_home), layout)
     with pytest.raises(PortsTaken, match="could not bind"):
-        RealKafkaCluster(ProcessHost(fake_home), layout).start(timeout_s=30)
-    assert not list(Path("/tmp").glob(f"isrcheck-cluster-{layout.base_port}-*"))
+        cluster.start(timeout_s=30)
+    assert cluster.workdir is None and not cluster.nodes
+    assert run_directories(layout.base_port) <= before
 
 
 def test_the_adapter_starts_its_cluster_on_another_block_when_one_is_taken(
