@@ -67,8 +67,7 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, NodeStartError, ProcessHost
 from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
 """Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""

@@ -33,11 +33,10 @@ from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
-
-from isrcheck.operations.coverage import coverage_points
-from isrcheck.operations.findings import ERROR, KNOWN, Finding
-from isrcheck.records.schema import SCHEMA_ID
-from isrcheck.records.writer import RecordWriter, utc_timestamp
+from isrcheck.contract.operations.coverage import coverage_points
+from isrcheck.contract.operations.findings import ERROR, KNOWN, Finding
+from isrcheck.contract.records.schema import SCHEMA_ID
+from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
 
 LEVELS = ("controller", "cluster")
 CUT_SHORT_OVERRUN = "hypothesis_overrun"
@@ -96,7 +95,7 @@ class CampaignResult:
     skip_reason: str | None = None
     """Why the target refused the configuration: the campaign stopped after its first run."""
     coverage: Counter[str] = field(default_factory=Counter)
-    """Protocol-state coverage point → runs that reached it (isrcheck/operations/coverage.py)."""
+    """Protocol-state coverage point → runs that reached it (contract/operations/coverage.py)."""
     cut_short: int = 0
     """Runs Hypothesis stopped early (records with `cut_short`), counted in `runs` too."""
 

@@ -25,9 +25,8 @@ from typing import Any
 from isrcheck.adapters.base import Target, TargetFailure
 from isrcheck.conformance.engine.pair import TraceStep
 from isrcheck.conformance.scenario.run import Session, StepError
-
-from isrcheck.operations.findings import CRASH, ERROR, VIOLATION, Finding
-from isrcheck.operations.step import Step
+from isrcheck.contract.operations.findings import CRASH, ERROR, VIOLATION, Finding
+from isrcheck.contract.operations.step import Step
 
 CLUSTER_ACTORS = {
     "produce": ("producer", "leader"), "events": ("network", "network"), "tick": ("clock", "cluster"),

@@ -27,11 +27,10 @@ from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPAN
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
-
-from isrcheck.errors import UsageError
-from isrcheck.operations.findings import CRASH, VIOLATION, Finding
-from isrcheck.records.schema import SCHEMA_ID
-from isrcheck.records.writer import RecordWriter, utc_timestamp
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.findings import CRASH, VIOLATION, Finding
+from isrcheck.contract.records.schema import SCHEMA_ID
+from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
 
 TOPIC = "isrcheck"
 MAX_FAILED_STARTS = 3

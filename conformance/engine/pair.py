@@ -16,11 +16,10 @@ from isrcheck.conformance.engine.differential import compare_observations, compa
 from isrcheck.conformance.engine.observation import observe_controller
 from isrcheck.conformance.properties.controller_level import check_step
 from isrcheck.conformance.scenario.run import Session, StepError
-
-from isrcheck.operations.findings import CRASH, ERROR, Finding
-from isrcheck.operations.known_divergences import DivergingStep, classified
-from isrcheck.operations.observation import EMPTY, ControllerObservation
-from isrcheck.operations.step import Step
+from isrcheck.contract.history.controller_view import EMPTY, ControllerObservation
+from isrcheck.contract.operations.findings import CRASH, ERROR, Finding
+from isrcheck.contract.operations.known_divergences import DivergingStep, classified
+from isrcheck.contract.operations.step import Step
 
 MAX_PARTITION_SCAN = 1024
 """Partitions of one topic read from the reference before a create_partitions (far above what a

@@ -15,10 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from isrcheck.reference_impl.observation import ClusterObservation, ReplicaView, TopicPartition
+from isrcheck.contract.history.ground_truth import ClusterObservation, ReplicaView, TopicPartition
+from isrcheck.contract.operations.findings import VIOLATION, Finding
 from isrcheck.reference_impl.replica_log import Record
-
-from isrcheck.operations.findings import VIOLATION, Finding
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from isrcheck.operations.findings import VIOLATION, Finding
-from isrcheck.operations.observation import ControllerObservation
+from isrcheck.contract.history.controller_view import ControllerObservation
+from isrcheck.contract.operations.findings import VIOLATION, Finding
 
 CONTROLLER_PROPERTIES = ("P-ELIG", "P-LEAD", "LeaderInIsr")
 """The properties this module checks after every controller-level step."""

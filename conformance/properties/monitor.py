@@ -8,7 +8,7 @@ from typing import Any
 
 from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES, STEP_PROPERTIES, History, Violation, p_live
 from isrcheck.conformance.properties.state_coverage import run_long_states, state_points
-from isrcheck.reference_impl.observation import ClusterObservation
+from isrcheck.contract.history.ground_truth import ClusterObservation
 
 
 class PropertyMonitor:

@@ -15,10 +15,9 @@ from typing import Any
 from isrcheck.adapters.base import Target, TargetFailure, TargetUnavailable, UnsupportedConfiguration
 from isrcheck.conformance.properties.monitor import PropertyMonitor, healed
 from isrcheck.conformance.scenario.load import CAPTURE
+from isrcheck.contract.operations.step import Scenario, ScenarioResult, Step, StepFailure
+from isrcheck.contract.operations.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
 from isrcheck.reference_impl.release import profile_named
-
-from isrcheck.operations.step import Scenario, ScenarioResult, Step, StepFailure
-from isrcheck.operations.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
 
 
 class StepError(Exception):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.conformance.engine.history_campaign import rejudge
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 
 def register(subparsers: Any) -> None:

@@ -15,8 +15,8 @@ from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
 from isrcheck.conformance.engine.step_minimiser import replay_cluster_steps
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
-from isrcheck.errors import UsageError
-from isrcheck.operations.step import Step
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.step import Step
 
 
 def register(subparsers: Any) -> None:

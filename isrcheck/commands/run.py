@@ -35,7 +35,7 @@ from isrcheck.conformance.engine.campaign import (
 )
 from isrcheck.conformance.engine.junit import write_junit
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
-from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
+from isrcheck.contract.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
@@ -105,7 +105,7 @@ def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
         yield run_campaign
         return
     from isrcheck.conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
-    from isrcheck.spark_session import stop_session
+    from isrcheck.conformance.engine.spark_session import stop_session
 
     spark = start_campaign_session(args.master, spark_conf(args.conf))
     try:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MAPPED = ("adapters", "conformance", "reference_impl", "reports")
+MAPPED = ("adapters", "conformance", "contract", "reference_impl", "reports")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("isrcheck.errors", "isrcheck.operations", "isrcheck.records", "isrcheck.spark_session"),
+    ("isrcheck.contract",),
     ("isrcheck.reference_impl",),
     ("isrcheck.adapters", "isrcheck.conformance.generator", "isrcheck.conformance.properties"),
     ("isrcheck.conformance.scenario",),
@@ -100,7 +100,7 @@ def subpackage(module: str) -> str:
         candidate = ROOT.joinpath(*(_folder(parts[:depth])))
         if candidate.is_dir() and (candidate / "__init__.py").exists():
             return ".".join(parts[:depth])
-    return ".".join(parts[:2])  # a module of the root package (isrcheck.errors, isrcheck.cli) stands alone
+    return ".".join(parts[:2])  # a module of the root package (isrcheck.contract.errors, isrcheck.cli) stands alone
 
 
 def _folder(parts: list[str]) -> list[str]:
@@ -189,7 +189,7 @@ def test_the_check_flags_upward_imports(importer: str, imported: str, message: s
 
 def test_the_check_accepts_downward_imports() -> None:
     assert violations([("isrcheck.conformance.engine.campaign", "isrcheck.adapters.base", "x.py:1"),
-                       ("isrcheck.reports.html_report", "isrcheck.records.run_record", "x.py:1")]) == []
+                       ("isrcheck.reports.html_report", "isrcheck.contract.records.run_record", "x.py:1")]) == []
 
 
 def test_cycles_finds_a_circle() -> None:

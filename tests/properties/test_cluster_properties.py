@@ -24,7 +24,7 @@ from isrcheck.conformance.properties.cluster_level import (
     p_log,
 )
 from isrcheck.conformance.properties.monitor import PropertyMonitor
-from isrcheck.reference_impl.observation import (
+from isrcheck.contract.history.ground_truth import (
     AckedRecord,
     BrokerView,
     ClusterObservation,
