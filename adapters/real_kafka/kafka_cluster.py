@@ -3,7 +3,7 @@ operator would — kafka-python producing with acks=all and acks=1, consuming, d
 nemesis acting on processes and on the TCP proxies in front of the listeners
 (`isrcheck.adapters.real_kafka.cluster_processes`). It never judges itself: the engine records
 every operation and observation into a history, and the black-box properties
-(`isrcheck.conformance.properties.cluster_history`) are judged on that history.
+(the black-box forms of `isrcheck.conformance.properties`) are judged on that history.
 
 Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 

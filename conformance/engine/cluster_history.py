@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from isrcheck.adapters.base import Target
-from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
+from isrcheck.conformance.properties.catalogue import judge_views as check_history
+from isrcheck.conformance.properties.checker import Violation
 
 History = list[dict[str, Any]]
 

@@ -11,7 +11,7 @@ than passing (conformance/properties/checker.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,13 +26,13 @@ TARGET = "target"
 class SideRecord:
     """What one side (the reference or the target) answered to a step, and what it showed after it."""
 
-    result: Mapping[str, Any] | None
+    result: dict[str, Any] | None
     """The operation's result fields (None: the side did not run it, or failed before answering)."""
-    args: Mapping[str, Any] | None = None
+    args: dict[str, Any] | None = None
     """The arguments this side was sent, resolved against its own state (broker epochs differ)."""
     observation: ControllerObservation | None = None
     """The controller's partitions and brokers after the step, as this side reports them."""
-    views: tuple[Mapping[str, Any], ...] | None = None
+    views: tuple[dict[str, Any], ...] | None = None
     """Black-box views taken after the step: what a client and an operator see of each partition
     (`adapters/real_kafka`; the `observe` entries of a cluster history)."""
     ground_truth: ClusterObservation | None = None
@@ -44,7 +44,7 @@ class HistoryStep:
     index: int
     """1-based, the trace's step number."""
     op: str
-    args: Mapping[str, Any]
+    args: dict[str, Any]
     """The step as generated (before either side resolved it)."""
     target: SideRecord
     reference: SideRecord | None = None

@@ -127,6 +127,7 @@ RUN = Shape((
     Field("isrcheck_version", _t("string", "null"), optional=True),
     Field("commit", _t("string", "null"), optional=True),
     Field("properties", _t("array"), items="string", optional=True),
+    Field("unknown", _t("array"), items="string", optional=True),
     Field("coverage", _t("array"), items="string", optional=True),
     Field("cut_short", _t("string", "null"), optional=True),
     Field("history", _t("object", "null"), optional=True, json_text=True),

@@ -75,6 +75,8 @@ def register(subparsers: Any) -> None:
                         help="per-call timeout for the target (default 30)")
     parser.add_argument("--shrink-budget", type=int, default=20, metavar="SECONDS",
                         help="stop shrinking a finding after this long (default 20; a real cluster run takes ~1 min)")
+    parser.add_argument("--record-history", action="store_true",
+                        help="controller level: each record carries its run's history, for 'isrcheck check'")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", action="store_true", help="print a final JSON summary")
     parser.add_argument("--spark", action="store_true",
@@ -183,7 +185,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,
             steps=args.steps, seed=seed, workers=parse_workers(args.workers), records_dir=args.records,
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
-            shrink_budget_s=args.shrink_budget,
+            shrink_budget_s=args.shrink_budget, record_history=args.record_history,
         ))
     check_environment(args.adapter, release)  # Docker and its image, KAFKA_HOME, a listening controller: first
     return configs, skipped

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from isrcheck.adapters.catalogue.registry import LevelDispatch, make_target
 from isrcheck.conformance.engine.random_schedules import ScheduleConfig, run_schedule
-from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES
+from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES
 from isrcheck.conformance.scenario.load import load_all, load_file
 from isrcheck.conformance.scenario.run import run_scenario
 from isrcheck.contract.errors import UsageError
