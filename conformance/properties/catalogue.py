@@ -71,6 +71,12 @@ LEVEL_PROPERTIES = {"controller": CONTROLLER_PROPERTIES, "cluster": tuple(dict.f
 """What a run of each level is about: the properties a full history of that level is judged on."""
 
 
+REQUEST_FORMS = tuple(form for name in CONTROLLER_PROPERTIES if (form := PROPERTIES[name].controller_request))
+"""The forms judging an accepted AlterPartition request, in reporting order."""
+STATE_FORMS = tuple(form for name in ("LeaderInIsr", "P-LEAD") if (form := PROPERTIES[name].controller_state))
+"""The forms judging each partition's state after any step, in reporting order."""
+
+
 def judge_controller_step(
     step: int, op: str, args: dict[str, Any], result: dict[str, Any],
     before: ControllerObservation, after: ControllerObservation,
@@ -79,16 +85,14 @@ def judge_controller_step(
     AlterPartition (P-ELIG, P-LEAD, LeaderInIsr), then the state forms partition by partition."""
     findings: list[Finding] = []
     if op == "alter_partition":
-        for name in CONTROLLER_PROPERTIES:
-            request = PROPERTIES[name].controller_request
-            finding = None if request is None else request(step, args, result, before, after)
+        for request in REQUEST_FORMS:
+            finding = request(step, args, result, before, after)
             if finding is not None:
                 findings.append(finding)
-    states = [form for form in (PROPERTIES[n].controller_state for n in ("LeaderInIsr", "P-LEAD")) if form is not None]
     for key, state in after.partitions.items():
         if not state.get("exists"):
             continue
-        for form in states:
+        for form in STATE_FORMS:
             finding = form(step, op, key, state, before)
             if finding is not None:
                 findings.append(finding)
