@@ -1,13 +1,13 @@
 """Package list for the `isrcheck` namespace (pyproject.toml has everything else).
 
-The repository's top-level folders adapters/, conformance/, reference_impl/ and reports/ install
+The repository's top-level folders adapters/, conformance/, contract/, reference_impl/ and reports/ install
 as isrcheck.adapters, isrcheck.conformance, ... (pyproject's package-dir); `packages.find`
 cannot discover sub-packages through that mapping, so they are listed here.
 """
 
 from setuptools import find_packages, setup
 
-MAPPED = ("adapters", "conformance", "reference_impl", "reports")
+MAPPED = ("adapters", "conformance", "contract", "reference_impl", "reports")
 
 packages = find_packages(include=["isrcheck", "isrcheck.*"])
 for folder in MAPPED:

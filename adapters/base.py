@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from isrcheck.reference_impl.observation import ClusterObservation
+    from isrcheck.contract.history.ground_truth import ClusterObservation
 
 Result = dict[str, Any]
 Args = Mapping[str, Any]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from isrcheck.adapters.base import Args, Result, Target, TargetFailure, UnsupportedConfiguration
-from isrcheck.reference_impl.observation import ClusterObservation
+from isrcheck.contract.history.ground_truth import ClusterObservation
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 30.0

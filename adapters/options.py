@@ -3,7 +3,7 @@ is not of the type is a usage error naming the option."""
 
 from __future__ import annotations
 
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 
 def int_option(options: dict[str, str], key: str, default: int) -> int:

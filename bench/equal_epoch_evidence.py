@@ -29,7 +29,7 @@ from typing import Any
 from isrcheck.adapters.real_kafka.cluster_processes import KAFKA_SESSION_TIMEOUT_MS, resolve_kafka_home
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.conformance.engine.cluster_history import equal_epoch_default_steps, run_history
-from isrcheck.conformance.properties.cluster_history import HistoryConfig
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
 
 LOGS = ("server.log", "controller.log", "state-change.log")
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")

@@ -239,9 +239,8 @@ def inputs_probe(spark: bool) -> list[tuple[str, ...]]:
             rows.append(("record file", item.kind, f"{reader.records} valid, {reader.corrupt} skipped",
                          f"{time.monotonic() - started:.1f}", reasons[:90]))
         if spark:
+            from isrcheck.conformance.engine.spark_session import start_session
             from isrcheck.reports.spark_summary import summarize
-
-            from isrcheck.spark_session import start_session
 
             files = find_record_files([directory])
             session = start_session("local[2]")

@@ -1,6 +1,6 @@
 """The `isrcheck` command line: one sub-command per module in `isrcheck.commands`.
 
-Exit codes are shared by every sub-command (docs/exit-codes.md, `isrcheck.errors`): 0 the target
+Exit codes are shared by every sub-command (docs/exit-codes.md, `isrcheck.contract.errors`): 0 the target
 was exercised and nothing was found, 1 a finding, a crash or hang of the target, or a failed
 scenario, 2 a usage or environment error or nothing tested, 3 isrcheck itself failed. Every error
 is one line on stderr, never a traceback (ISRCHECK_TRACEBACK=1 shows the traceback of an
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from isrcheck.conformance.engine.hypothesis_internals import keep_files_out_of_the_working_directory
-from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_USAGE, UsageError
+from isrcheck.contract.errors import EXIT_ENGINE_ERROR, EXIT_USAGE, UsageError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "isrcheck.commands.scenario",

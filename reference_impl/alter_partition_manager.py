@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from isrcheck.operations.leader_branch import LeaderBranch
+from isrcheck.contract.operations.leader_branch import LeaderBranch
 
 from .errors import Error
 from .isr_state import PendingState

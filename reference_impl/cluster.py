@@ -23,6 +23,17 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from isrcheck.contract.history.ground_truth import (
+    AckedRecord,
+    BrokerView,
+    ClusterObservation,
+    DataLoss,
+    IsrAdmission,
+    PartitionView,
+    RegistrationView,
+    ReplicaView,
+)
+
 from .alter_partition_manager import AlterPartitionManager
 from .broker import CRASHED, RUNNING, STOPPED, Broker, Disk
 from .broker_config import BrokerConfig
@@ -39,16 +50,6 @@ from .messages import (
 )
 from .metadata_cache import MetadataCache, TopicPartition
 from .network import Network, Selector
-from .observation import (
-    AckedRecord,
-    BrokerView,
-    ClusterObservation,
-    DataLoss,
-    IsrAdmission,
-    PartitionView,
-    RegistrationView,
-    ReplicaView,
-)
 from .partition import LEADER, Partition
 from .release import NEWEST, ClusterConfig, ReleaseProfile, profile_named
 from .rpc import (
@@ -179,7 +180,7 @@ class Cluster:
         self.unclean_requests: set[TopicPartition] = set()
         """Partitions an ElectLeaders request of type UNCLEAN named."""
         self.leader_branches: dict[str, None] = {}
-        """The leader-side decision branches the run has taken (isrcheck/operations/leader_branch.py)."""
+        """The leader-side decision branches the run has taken (contract/operations/leader_branch.py)."""
         self.alter_partition_outcomes: dict[str, None] = {}
         """The error codes the controller answered the brokers' AlterPartition requests with (the
         top-level one, else each partition's): its validation branches, controller.md §2."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from isrcheck.operations.leader_branch import LeaderBranch
+from isrcheck.contract.operations.leader_branch import LeaderBranch
 
 from .broker_config import BrokerConfig
 from .errors import Error
@@ -100,7 +100,7 @@ class Partition:
         self.state = state
 
     def reached(self, branch: LeaderBranch) -> None:
-        """Protocol-state coverage: this partition took `branch` (isrcheck/operations/leader_branch.py)."""
+        """Protocol-state coverage: this partition took `branch` (contract/operations/leader_branch.py)."""
         self._cluster.reached(branch)
 
     # ---------------------------------------------------------------- §4 leader serving a follower Fetch

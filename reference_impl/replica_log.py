@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-Record = tuple[int, int]
-"""(leader epoch, record id)."""
+from isrcheck.contract.history.ground_truth import Record as Record
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1

@@ -20,13 +20,12 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from isrcheck.contract.operations.coverage import FAULTS, PROTOCOL_OUTCOMES, STATES
+from isrcheck.contract.operations.implementation_defined import IMPLEMENTATION_DEFINED
 from isrcheck.reports import html_charts as charts
 from isrcheck.reports.html_assets import CSS, JS
 from isrcheck.reports.html_sequence import allowed_only, compact, differing_steps, sequence_svg
 from isrcheck.reports.mutant_verdict import verdict
-
-from isrcheck.operations.coverage import FAULTS, PROTOCOL_OUTCOMES, STATES
-from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED
 
 PROPERTY_HELP = {
     "P-ACK": "an acks=all record survives any sequence of clean elections",

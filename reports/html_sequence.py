@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED, differences
+from isrcheck.contract.operations.implementation_defined import IMPLEMENTATION_DEFINED, differences
 
 LANE = 150  # px between lifelines at most
 MIN_LANE = 100  # px between lifelines at least: narrower, the arrows' labels would be unreadable

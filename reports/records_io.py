@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from isrcheck.errors import UsageError
-from isrcheck.records.schema import EMPTY_LINE, MAX_LINE_BYTES, NOT_JSON, NOT_UTF8, TOO_LONG, parse_line
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.records.schema import EMPTY_LINE, MAX_LINE_BYTES, NOT_JSON, NOT_UTF8, TOO_LONG, parse_line
 
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 _CHUNK = 1 << 16

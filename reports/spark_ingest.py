@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from isrcheck.contract.records.schema import NOT_JSON
 from isrcheck.reports import spark_schema
 from isrcheck.reports.spark_rules import (
     fast_row,
@@ -33,8 +34,6 @@ from isrcheck.reports.spark_rules import (
 from isrcheck.reports.summary_layout import CORRUPT_EXAMPLES
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-
-from isrcheck.records.schema import NOT_JSON
 
 # the columns of the `runs` table: the record's fields, then what the summary derives per run
 RUN_COLUMNS = [field.name for field in spark_schema.RUN.fields if field.name != "schema"] + [

@@ -1,11 +1,11 @@
-"""Which lines Spark keeps, and why it skips the others — in the words of `isrcheck.records.schema`.
+"""Which lines Spark keeps, and why it skips the others — in the words of `isrcheck.contract.records.schema`.
 
 Spark's JSON reader is lenient where the contract is strict (a number read into a string column
 becomes text, a missing key and a null look alike, text after a complete value is ignored), so
 what it reads vouches for a line only when written back it is the line's very bytes
 (`fast_vouched`: most lines, those without findings). Every other line is parsed once into a
 VARIANT, which keeps JSON's own types, and the contract is checked
-on it by Spark expressions derived from `isrcheck.records.schema.RUN` (`conforms`): every field's
+on it by Spark expressions derived from `isrcheck.contract.records.schema.RUN` (`conforms`): every field's
 JSON type, the schema id, the finite duration, and every finding, code and counterexample step
 item by item. A line is kept exactly when `record_schema.parse_line` would keep it; no line goes
 through Python on the way.
@@ -23,14 +23,8 @@ import os
 import re
 import sys
 
-from isrcheck.reports import spark_schema
-from pyspark import cloudpickle
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
-
-from isrcheck.records import schema as record_schema
-from isrcheck.records.schema import (
+from isrcheck.contract.records import schema as record_schema
+from isrcheck.contract.records.schema import (
     EMPTY_LINE,
     MAX_DEPTH,
     MAX_LINE_BYTES,
@@ -42,6 +36,11 @@ from isrcheck.records.schema import (
     Field,
     Shape,
 )
+from isrcheck.reports import spark_schema
+from pyspark import cloudpickle
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
 # a sentinel after the line: Spark's parser stops at the end of the first complete value, so a
 # line is whole JSON only when the sentinel is the array's second and last element

@@ -1,5 +1,5 @@
 """The typed Spark shape of a valid `isrcheck.run/1` record: an explicit StructType, never inferred,
-derived from the one definition of the record (`isrcheck.records.schema.RUN`).
+derived from the one definition of the record (`isrcheck.contract.records.schema.RUN`).
 
 Inference would cost a pass over the data and would type a column by whatever the sample held.
 A line reaches this schema only after `spark_rules` has checked every field's JSON type, so the
@@ -10,6 +10,7 @@ variant support for it. All integers are 64-bit, the range the schema accepts.
 
 from __future__ import annotations
 
+from isrcheck.contract.records import schema
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -20,8 +21,6 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
-
-from isrcheck.records import schema
 
 _SCALARS: dict[str, DataType] = {
     "boolean": BooleanType(), "integer": LongType(), "number": DoubleType(), "string": StringType(),

@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from isrcheck.contract.errors import UsageError
 from isrcheck.reports.summary_layout import FORMAT
-
-from isrcheck.errors import UsageError
 
 SUMMARY_NAME = "summary.json"
 

@@ -30,8 +30,7 @@ from typing import Any
 
 from isrcheck.adapters.base import Target
 from isrcheck.adapters.options import float_option, int_option
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 DEFAULT_WIRE_SESSION_TIMEOUT_MS = 1000
 

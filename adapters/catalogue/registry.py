@@ -19,11 +19,10 @@ from isrcheck.adapters.catalogue.adapter_options import is_option_spec, make_opt
 from isrcheck.adapters.guarded import GuardedTarget
 from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.history.ground_truth import ClusterObservation
 from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.mutants import CATALOGUE
-from isrcheck.reference_impl.observation import ClusterObservation
-
-from isrcheck.errors import UsageError
 
 
 class LevelDispatch(Target):

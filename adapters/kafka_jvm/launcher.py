@@ -30,7 +30,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 JAVA_SOURCES = Path(__file__).parent / "java"
 MAIN_CLASS = "org.apache.kafka.controller.IsrcheckHarness"

@@ -30,8 +30,7 @@ from typing import Any
 from isrcheck.adapters.base import CONTROLLER, Args, Result, Target, UnsupportedConfiguration
 from isrcheck.adapters.kafka_jvm.launcher import explicit_classpath, find_jdk, harness_command, kafka_home_classpath
 from isrcheck.adapters.plugins.exec_target import ExecTarget
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 SHARED_KAFKA = Path(__file__).resolve().parents[2].parent / "shared" / "kafka"
 """`<repo>/../shared/kafka`: one KAFKA_HOME per release line (3.3, 3.5, 3.7, 3.9)."""

@@ -27,8 +27,7 @@ from typing import IO, Any
 from isrcheck.adapters import child_processes
 from isrcheck.adapters.base import Args, Result, Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.adapters.plugins.stdio_protocol import PROTOCOL, request_line
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 STDERR_TAIL = 2000
 SNAPSHOT = "snapshot"

@@ -3,7 +3,7 @@ operator would — kafka-python producing with acks=all and acks=1, consuming, d
 nemesis acting on processes and on the TCP proxies in front of the listeners
 (`isrcheck.adapters.real_kafka.cluster_processes`). It never judges itself: the engine records
 every operation and observation into a history, and the black-box properties
-(`isrcheck.conformance.properties.cluster_history`) are judged on that history.
+(the black-box forms of `isrcheck.conformance.properties`) are judged on that history.
 
 Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 
@@ -81,8 +81,7 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, NodeStartError, ProcessHost
 from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 API_KEYS = {"AlterPartition": ALTER_PARTITION, "Fetch": 1, "BrokerHeartbeat": 63}
 """Requests a broker sends its controllers that a nemesis may hold (Fetch = the metadata log)."""
@@ -93,6 +92,20 @@ TOPIC_ALREADY_EXISTS = 36
 """CreateTopics error code (`Errors.TOPIC_ALREADY_EXISTS`): an answer from the controller all the same."""
 MESSAGE_LEVEL = frozenset({"deliver", "hold", "release", "drop", "duplicate", "fetch", "lag_metadata",
                            "sync_metadata", "flush", "check_leader", "check_replica", "check_messages", "events"})
+
+
+def close_producer(producer: Any) -> None:
+    """Close a run's producer even when a send is still pending (a broker that a fault stopped
+    never answers it): kafka-python's `close` flushes first and raises on time-out, leaving the
+    producer open, and its `__del__` then prints that traceback on stderr at collection. The run is
+    over, so the pending batches are failed as kafka-python's own forced close does
+    (`RecordAccumulator.abort_incomplete_batches`) and the producer closed without waiting."""
+    try:
+        producer.close(timeout=1)
+    except Exception:  # KafkaTimeoutError from the flush: batches that will never complete
+        with contextlib.suppress(Exception):
+            producer._accumulator.abort_incomplete_batches()
+            producer.close(timeout=0)
 
 
 class KafkaClusterTarget(Target):
@@ -221,10 +234,12 @@ class KafkaClusterTarget(Target):
                                               request_timeout_ms=6000, metadata_max_age_ms=1000)
 
     def close_clients(self) -> None:
-        for client in (*self.producers.values(), self.offsets_consumer, self.admin):
+        for producer in self.producers.values():
+            close_producer(producer)
+        for client in (self.offsets_consumer, self.admin):
             if client is not None:
                 with contextlib.suppress(Exception):
-                    client.close(timeout=1) if hasattr(client, "send") else client.close()
+                    client.close()
         self.producers, self.offsets_consumer, self.admin = {}, None, None
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 
 def classpath_first(text: str, adapter: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from isrcheck.adapters.base import CLUSTER, Args, Result, Target, TargetFailure, UnsupportedConfiguration
 from isrcheck.adapters.reference.controller_target import ReferenceTarget, build_config
+from isrcheck.contract.history.ground_truth import ClusterObservation
 from isrcheck.reference_impl.alter_partition_manager import AlterPartitionManager
 from isrcheck.reference_impl.broker_config import BrokerConfig
 from isrcheck.reference_impl.cluster import Cluster, QuiescenceError
@@ -24,7 +25,6 @@ from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.follower import FollowerRules
 from isrcheck.reference_impl.leader_rules import LeaderRules
 from isrcheck.reference_impl.network import Selector
-from isrcheck.reference_impl.observation import ClusterObservation
 from isrcheck.reference_impl.release import profile_named
 from isrcheck.reference_impl.rpc import Node
 

@@ -24,7 +24,9 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import get_state_machine_test
 from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
+from isrcheck.conformance.engine.pair import PairRun
 from isrcheck.conformance.engine.provenance import current_provenance, properties_checked
 from isrcheck.conformance.engine.run_context import BudgetExhausted, CannotTest, FindingFailure, FinishedRun, RunContext
 from isrcheck.conformance.engine.step_minimiser import minimised_counterexample
@@ -33,11 +35,12 @@ from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
-
-from isrcheck.operations.coverage import coverage_points
-from isrcheck.operations.findings import ERROR, KNOWN, Finding
-from isrcheck.records.schema import SCHEMA_ID
-from isrcheck.records.writer import RecordWriter, utc_timestamp
+from isrcheck.conformance.properties.catalogue import LEVEL_PROPERTIES
+from isrcheck.contract.history.history_json import cluster_history_json, controller_history_json
+from isrcheck.contract.operations.coverage import coverage_points
+from isrcheck.contract.operations.findings import ERROR, KNOWN, Finding
+from isrcheck.contract.records.schema import SCHEMA_ID
+from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
 
 LEVELS = ("controller", "cluster")
 CUT_SHORT_OVERRUN = "hypothesis_overrun"
@@ -62,6 +65,11 @@ class CampaignConfig:
     differential: bool = True
     batch_size: int = DEFAULT_BATCH
     timeout_s: float = 30.0
+    record_history: bool = False
+    """Each record carries its run's history (controller level: both sides' answers and
+    observations, step by step; a simulated cluster: the target's ground truth after every step),
+    which `isrcheck check` judges again offline. Off by default: it makes a record some 50 times
+    larger (a simulated cluster's, more)."""
     shrink_budget_s: int = 20
     """Hypothesis stops shrinking after this long (its own default is 300 s): a campaign runs
     many batches, and a long cluster-level interleaving can take minutes to minimise fully.
@@ -96,7 +104,7 @@ class CampaignResult:
     skip_reason: str | None = None
     """Why the target refused the configuration: the campaign stopped after its first run."""
     coverage: Counter[str] = field(default_factory=Counter)
-    """Protocol-state coverage point → runs that reached it (isrcheck/operations/coverage.py)."""
+    """Protocol-state coverage point → runs that reached it (contract/operations/coverage.py)."""
     cut_short: int = 0
     """Runs Hypothesis stopped early (records with `cut_short`), counted in `runs` too."""
 
@@ -268,16 +276,24 @@ class Worker:
                 replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
         monitor = getattr(getattr(run, "ref_session", None), "monitor", None)
         record = self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
-                                replay, run.skip_reason, states=getattr(monitor, "states", ()))
+                                replay, run.skip_reason, states=getattr(monitor, "states", ()), unknown=run.unknown())
         if finished.cut_short:
             record["cut_short"] = CUT_SHORT_OVERRUN
+        if config.record_history and isinstance(run, PairRun):
+            record["history"] = controller_history_json(run.history, run.reference_scans, run.differential,
+                                                        run.target.observable_fields)
+        elif config.record_history and isinstance(run, ClusterPairRun):
+            failure = None if run.failure is None else run.failure.to_json()
+            record["history"] = cluster_history_json(run.history, failure)
         return record
 
     def record_of(self, started_at: float, seconds: float, batch_seed: int, trace: list[Any],
                   findings: list[Finding], shown: FinishedRun | None, replay: str | None,
-                  skip_reason: str | None, states: Iterable[str] = ()) -> dict[str, Any]:
+                  skip_reason: str | None, states: Iterable[str] = (), unknown: list[str] | None = None
+                  ) -> dict[str, Any]:
         """The record of one run (or of an engine failure outside any run: empty trace). `states`:
-        the protocol states the reference went through (cluster level: its property monitor's)."""
+        the protocol states the reference went through (cluster level: its property monitor's).
+        `unknown`: the properties the run could not judge (None: all of them, nothing ran)."""
         config = self.config
         if skip_reason is not None:
             self.result.skip_reason = self.result.skip_reason or skip_reason
@@ -315,6 +331,7 @@ class Worker:
             "isrcheck_version": self.provenance.version,
             "commit": self.provenance.commit,
             "properties": properties_checked(config.level),
+            "unknown": list(LEVEL_PROPERTIES[config.level]) if unknown is None else unknown,
             "coverage": coverage_points(((s.op, s.reference) for s in trace), states),
         }
 

@@ -1,7 +1,7 @@
 """A black-box cluster run as a history (Jepsen's history/checker split): the engine executes each
 operation on the target, then observes every partition it knows of, and appends both — with the
 wall time since the run started — to one list of plain JSON values. The properties are judged on
-that list by `isrcheck.conformance.properties.cluster_history`, here or offline from a record
+that list by `isrcheck.conformance.properties.black_box_history`, here or offline from a record
 (`isrcheck check`). Every run ends the same way: `heal`, an observation, and a `consume` of every
 topic (what P-ACK and P-LIVE are judged on).
 
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from isrcheck.adapters.base import Target
-from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
+from isrcheck.conformance.properties.catalogue import judge_views as check_history
+from isrcheck.conformance.properties.checker import Violation
 
 History = list[dict[str, Any]]
 

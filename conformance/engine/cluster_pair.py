@@ -24,10 +24,13 @@ from typing import Any
 
 from isrcheck.adapters.base import Target, TargetFailure
 from isrcheck.conformance.engine.pair import TraceStep
+from isrcheck.conformance.properties.catalogue import unknown_properties
+from isrcheck.conformance.properties.checker import GROUND_TRUTH
+from isrcheck.conformance.properties.p_live import PROPERTY as P_LIVE
 from isrcheck.conformance.scenario.run import Session, StepError
-
-from isrcheck.operations.findings import CRASH, ERROR, VIOLATION, Finding
-from isrcheck.operations.step import Step
+from isrcheck.contract.history.steps import HistoryStep, RunHistory, SideRecord
+from isrcheck.contract.operations.findings import CRASH, ERROR, VIOLATION, Finding
+from isrcheck.contract.operations.step import Step
 
 CLUSTER_ACTORS = {
     "produce": ("producer", "leader"), "events": ("network", "network"), "tick": ("clock", "cluster"),
@@ -64,6 +67,11 @@ class ClusterPairRun:
     def __post_init__(self) -> None:
         self.ref_session = Session(self.reference, self.release)
         self.tgt_session = self.ref_session if self.shared else Session(self.target, self.release)
+        self.history = RunHistory("cluster")
+        """Every executed step with the target's ground truth after it (what `isrcheck check`
+        re-judges from a record), or, for the step that ended the run by failing, the failure."""
+        self.failure: Finding | None = None
+        """The finding of a target that failed (timeout, crash, livelock) rather than a property."""
 
     @property
     def shared(self) -> bool:
@@ -73,6 +81,14 @@ class ClusterPairRun:
     @property
     def stopped(self) -> bool:
         return bool(self.findings) or self.skip_reason is not None
+
+    def unknown(self) -> list[str]:
+        """The properties this run could not judge: every one a target that shows no ground truth
+        cannot be judged on (it is not a black box, so no history of views either), and P-LIVE
+        when no heal ran."""
+        monitor = self.tgt_session.monitor
+        return unknown_properties("cluster", [GROUND_TRUTH] if monitor is not None else [],
+                                  ["P-LIVE"] if monitor is None or monitor.liveness is None else [])
 
     def step(self, step: Step) -> list[Finding]:
         if self.stopped:
@@ -90,8 +106,9 @@ class ClusterPairRun:
             trace.target = dict(trace.reference) if self.shared else self.tgt_session.run_step(step)
         except TargetFailure as failure:
             kind = failure.kind if failure.kind in ("timeout", "crash", "error") else VIOLATION
-            prop = "P-LIVE" if failure.kind == "livelock" else None
+            prop = P_LIVE.id if failure.kind == "livelock" else None
             self.findings = [Finding(kind, step.op, index, f"{step.op}: {failure}", property=prop)]
+            self.failure = self.findings[0]
             return self.findings
         except StepError as error:
             self.findings = [Finding(ERROR, step.op, index, f"{step.op}: {error}")]
@@ -100,6 +117,8 @@ class ClusterPairRun:
             self.findings = [Finding(CRASH, step.op, index, f"{step.op}: {type(error).__name__}: {error}",
                                      evidence={"traceback": traceback.format_exc(limit=5)})]
             return self.findings
+        self.history.append(HistoryStep(index, step.op, trace.args,
+                                        SideRecord(trace.target, ground_truth=self.tgt_session.last_truth)))
         target_status = self.tgt_session.property_status("all") if self.tgt_session.monitor else {}
         if target_status.get("status") == "violated":
             first = target_status["first"]

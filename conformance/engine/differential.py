@@ -1,7 +1,7 @@
 """Divergences: where the target's answer or observable state differs from the reference's.
 
 Fields the protocol leaves to the implementation (broker epochs: scenario-format.md, Values) are
-never compared; the list is `isrcheck.operations.implementation_defined`, which the report reads
+never compared; the list is `isrcheck.contract.operations.implementation_defined`, which the report reads
 too. Everything else in a result or an observation is compared.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from isrcheck.operations.findings import DIVERGENCE, Finding, error_codes
-from isrcheck.operations.implementation_defined import IMPLEMENTATION_DEFINED, same_value
-from isrcheck.operations.observation import ControllerObservation
+from isrcheck.contract.history.controller_view import ControllerObservation
+from isrcheck.contract.operations.findings import DIVERGENCE, Finding, error_codes
+from isrcheck.contract.operations.implementation_defined import IMPLEMENTATION_DEFINED, same_value
 
 UNCOMPARED = frozenset(IMPLEMENTATION_DEFINED)
 

@@ -26,12 +26,14 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult,
 from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPANSION, History, run_history
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.targets import TargetSpec
-from isrcheck.conformance.properties.cluster_history import HistoryConfig, Violation, check_history
-
-from isrcheck.errors import UsageError
-from isrcheck.operations.findings import CRASH, VIOLATION, Finding
-from isrcheck.records.schema import SCHEMA_ID
-from isrcheck.records.writer import RecordWriter, utc_timestamp
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
+from isrcheck.conformance.properties.catalogue import BLACK_BOX, unknown_properties, views_not_judged
+from isrcheck.conformance.properties.catalogue import judge_views as check_history
+from isrcheck.conformance.properties.checker import VIEWS, Violation
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.findings import CRASH, VIOLATION, Finding
+from isrcheck.contract.records.schema import SCHEMA_ID
+from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
 
 TOPIC = "isrcheck"
 MAX_FAILED_STARTS = 3
@@ -122,9 +124,9 @@ def findings_of(history: History, violations: list[Violation]) -> list[Finding]:
     by_index = {e["i"]: e for e in history}
     findings = []
     for v in violations:
-        entry = by_index.get(v.i, {})
+        entry = by_index.get(v.step, {})
         operation = entry.get("op") or ("observe" if entry.get("type") == "observe" else "cluster")
-        findings.append(Finding(VIOLATION, operation, v.i, v.message, property=v.property, evidence=v.evidence))
+        findings.append(Finding(VIOLATION, operation, v.step, v.message, property=v.property, evidence=v.evidence))
     return findings
 
 
@@ -196,6 +198,8 @@ class HistoryWorker:
             },
             "replay": replay,
             "history": {"config": history_config(target).to_json(), "entries": run.history},
+            "properties": list(BLACK_BOX),
+            "unknown": unknown_properties("cluster", [VIEWS], views_not_judged(run.history)),
         }
         self.writer.write(record)
         self.result.runs += 1

@@ -1,11 +1,10 @@
 """How the engine observes a target after each step (the value it builds is
-`isrcheck.operations.observation.ControllerObservation`)."""
+`isrcheck.contract.history.controller_view.ControllerObservation`)."""
 
 from __future__ import annotations
 
 from isrcheck.adapters.base import Target
-
-from isrcheck.operations.observation import ControllerObservation
+from isrcheck.contract.history.controller_view import ControllerObservation
 
 
 def observe_controller(

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from isrcheck.adapters.base import Target, TargetFailure
-from isrcheck.conformance.engine.differential import compare_observations, compare_results
 from isrcheck.conformance.engine.observation import observe_controller
-from isrcheck.conformance.properties.controller_level import check_step
+from isrcheck.conformance.engine.step_checkers import judge_pair_step
+from isrcheck.conformance.properties.catalogue import unknown_properties
+from isrcheck.conformance.properties.checker import CONTROLLER_VIEW
 from isrcheck.conformance.scenario.run import Session, StepError
-
-from isrcheck.operations.findings import CRASH, ERROR, Finding
-from isrcheck.operations.known_divergences import DivergingStep, classified
-from isrcheck.operations.observation import EMPTY, ControllerObservation
-from isrcheck.operations.step import Step
+from isrcheck.contract.history.controller_view import EMPTY, ControllerObservation
+from isrcheck.contract.history.steps import HistoryStep, RunHistory, SideRecord
+from isrcheck.contract.operations.findings import CRASH, ERROR, Finding
+from isrcheck.contract.operations.step import Step
 
 MAX_PARTITION_SCAN = 1024
 """Partitions of one topic read from the reference before a create_partitions (far above what a
@@ -82,10 +82,19 @@ class PairRun:
         self.tgt_session = Session(self.target, self.release)
         self.ref_seen: ControllerObservation = EMPTY
         self.tgt_seen: ControllerObservation = EMPTY
+        self.history = RunHistory("controller")
+        """Every executed step, both sides (what `isrcheck check` re-judges from a record)."""
+        self.reference_scans: dict[int, ControllerObservation] = {}
+        """Step → the reference's partitions read before a create_partitions (`reference_before`)."""
 
     @property
     def stopped(self) -> bool:
         return bool(self.findings) or self.skip_reason is not None
+
+    def unknown(self) -> list[str]:
+        """The properties this run could not judge: all of them when the target was never observed."""
+        observed = any(step.target.observation is not None for step in self.history)
+        return unknown_properties("controller", [CONTROLLER_VIEW] if observed else [])
 
     def target_failed(self, op: str, index: int, call: Any) -> list[Finding] | None:
         """Run `call` (a call on the target); a target that fails in it is an outcome of this run
@@ -144,18 +153,14 @@ class PairRun:
             if failed:
                 self.findings = [replace(f, operation=step.op) for f in failed]
                 return self.findings
-        findings: list[Finding] = []
-        if self.differential:
-            for finding in (
-                compare_results(index, step.op, ref_result, tgt_result),
-                compare_observations(index, step.op, self.ref_seen, self.tgt_seen, self.target.observable_fields)
-                if self.observes_target else None,
-            ):
-                if finding is not None:
-                    findings.append(finding)
-        if findings:  # a divergence a known-divergence rule explains is marked so (not a finding)
-            findings = classified(findings, DivergingStep(step.op, tgt_args, ref_before, ref_result, tgt_result))
-        if self.observes_target:
-            findings.extend(check_step(index, step.op, tgt_args, tgt_result, tgt_before, self.tgt_seen))
+        recorded = HistoryStep(
+            index, step.op, trace.args,
+            SideRecord(tgt_result, tgt_args, self.tgt_seen if self.observes_target else None),
+            SideRecord(ref_result, None, self.ref_seen),
+        )
+        self.history.append(recorded)
+        if step.op == "create_partitions":
+            self.reference_scans[index] = ref_before
+        findings = judge_pair_step(recorded, tgt_before, ref_before, self.differential, self.target.observable_fields)
         self.findings = findings
         return findings

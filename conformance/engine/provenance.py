@@ -13,8 +13,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES
-from isrcheck.conformance.properties.controller_level import CONTROLLER_PROPERTIES
+from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES, CONTROLLER_PROPERTIES
 
 import isrcheck
 

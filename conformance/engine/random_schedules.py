@@ -9,8 +9,9 @@ import random
 from dataclasses import dataclass
 
 from isrcheck.conformance.generator.schedule import Generator, ScheduleConfig, build_cluster
-from isrcheck.conformance.properties.cluster_level import Violation
+from isrcheck.conformance.properties.checker import Violation
 from isrcheck.conformance.properties.monitor import PropertyMonitor, healed
+from isrcheck.conformance.properties.p_live import livelock
 from isrcheck.reference_impl.cluster import QuiescenceError
 
 __all__ = ["ScheduleConfig", "ScheduleResult", "run_schedule"]
@@ -56,8 +57,8 @@ def run_schedule(seed: int, config: ScheduleConfig | None = None) -> ScheduleRes
             cluster.heal(restart=restart, until=lambda: healed(cluster.observe()), probe=True)
             monitor.check_liveness(cluster.observe())
     except (QuiescenceError, RecursionError) as error:
-        monitor.violations.append(Violation(
-            "P-LIVE", cluster.steps, f"livelock: {type(error).__name__}: {str(error)[:200]}",
+        monitor.violations.append(livelock(
+            cluster.steps, f"livelock: {type(error).__name__}: {str(error)[:200]}",
             {"action": actions[-1] if actions else None},
         ))
     final = cluster.observe().to_json()

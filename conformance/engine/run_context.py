@@ -24,10 +24,9 @@ from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfigurati
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.hypothesis_internals import example_overran
 from isrcheck.conformance.engine.pair import PairRun
-
-from isrcheck.errors import UsageError
-from isrcheck.operations.findings import CRASH, ERROR, Finding
-from isrcheck.operations.step import Step
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.findings import CRASH, ERROR, Finding
+from isrcheck.contract.operations.step import Step
 
 
 class BudgetExhausted(BaseException):

@@ -25,8 +25,7 @@ from itertools import count
 from typing import TYPE_CHECKING
 
 from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, Worker, plan_batches
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -125,7 +124,7 @@ def start_campaign_session(master: str | None, conf: Mapping[str, str]) -> Spark
     """A session whose executors run Python tasks; Spark Connect (`sc://`) cannot, as it offers
     no RDDs. A local master runs this very interpreter, which has isrcheck installed; on a
     cluster the executors need isrcheck installed too (or `--conf spark.pyspark.python=...`)."""
-    from isrcheck.spark_session import DEFAULT_MASTER, start_session
+    from isrcheck.conformance.engine.spark_session import DEFAULT_MASTER, start_session
 
     url = master or DEFAULT_MASTER
     if url.startswith("sc://"):

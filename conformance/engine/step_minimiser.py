@@ -34,8 +34,7 @@ from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.run_context import FinishedRun
 from isrcheck.conformance.engine.targets import engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, SET_UP_STEPS
-
-from isrcheck.operations.step import Step
+from isrcheck.contract.operations.step import Step
 
 Item = TypeVar("Item")
 

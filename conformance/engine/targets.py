@@ -11,10 +11,9 @@ from isrcheck.adapters.catalogue.adapter_options import is_option_spec, parse_sp
 from isrcheck.adapters.catalogue.registry import MUTANT_PREFIX, make_target
 from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
+from isrcheck.contract.errors import UsageError
 from isrcheck.reference_impl.broker_config import BrokerConfig
 from isrcheck.reference_impl.mutants import CATALOGUE, Mutant
-
-from isrcheck.errors import UsageError
 
 
 def engine_cluster(**options: Any) -> ReferenceClusterTarget:

@@ -13,9 +13,8 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine, initialize, precondition, rule
 from isrcheck.conformance.generator.driver import MachineDriver
+from isrcheck.contract.operations.step import Step
 from isrcheck.reference_impl.controller import Controller
-
-from isrcheck.operations.step import Step
 
 BROKERS = (1, 2, 3, 4)
 TOPICS = ("t0", "t1")

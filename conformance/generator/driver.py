@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from isrcheck.operations.step import Step
+from isrcheck.contract.operations.step import Step
 
 
 class MachineDriver(Protocol):

@@ -31,12 +31,11 @@ from typing import Any
 
 from hypothesis import target
 from hypothesis.stateful import invariant
+from isrcheck.contract.operations.coverage import outcome
 from isrcheck.reference_impl.broker import SHUTTING_DOWN
 from isrcheck.reference_impl.cluster import Cluster
 from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.partition import LEADER
-
-from isrcheck.operations.coverage import outcome
 
 TARGET = "target"
 """The generation idea's name (cluster_machine.IDEAS, bench/detect.py --ideas)."""

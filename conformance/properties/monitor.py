@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES, STEP_PROPERTIES, History, Violation, p_live
+from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES, STEP_PROPERTIES
+from isrcheck.conformance.properties.checker import Violation
+from isrcheck.conformance.properties.ground_truth_memory import History
+from isrcheck.conformance.properties.p_live import ground_truth as p_live
 from isrcheck.conformance.properties.state_coverage import run_long_states, state_points
-from isrcheck.reference_impl.observation import ClusterObservation
+from isrcheck.contract.history.ground_truth import ClusterObservation
 
 
 class PropertyMonitor:

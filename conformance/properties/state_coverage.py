@@ -1,5 +1,5 @@
 """Protocol-state coverage at the cluster level: which leader, broker and partition states a run's
-ground truth went through (isrcheck/operations/coverage.py `STATES` names them all).
+ground truth went through (contract/operations/coverage.py `STATES` names them all).
 
 An error code shows which validation branch a request took; it does not show the states the
 bugs of bugs.md need around it — a leader with an ISR change pending (leader.md §2) while one of
@@ -12,7 +12,7 @@ property monitor, which sees every observation anyway, collects these points."""
 
 from __future__ import annotations
 
-from isrcheck.reference_impl.observation import ClusterObservation
+from isrcheck.contract.history.ground_truth import ClusterObservation
 
 
 def state_points(observation: ClusterObservation, previous: ClusterObservation | None) -> set[str]:

@@ -12,12 +12,11 @@ from typing import Any
 
 import yaml
 from isrcheck.conformance.scenario.bounded_yaml import BoundedYamlError, load_bounded
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.releases import ReleaseSpecifier
+from isrcheck.contract.operations.step import Scenario, Step
+from isrcheck.contract.operations.vocabulary import OPERATIONS, REQUIRED
 from isrcheck.reference_impl.errors import Error
-
-from isrcheck.errors import UsageError
-from isrcheck.operations.releases import ReleaseSpecifier
-from isrcheck.operations.step import Scenario, Step
-from isrcheck.operations.vocabulary import OPERATIONS, REQUIRED
 
 CAPTURE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)([+-]\d+)?$")
 SCENARIO_KEYS = {"name", "source", "level", "kafka", "config", "brokers", "steps"}

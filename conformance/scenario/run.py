@@ -15,10 +15,10 @@ from typing import Any
 from isrcheck.adapters.base import Target, TargetFailure, TargetUnavailable, UnsupportedConfiguration
 from isrcheck.conformance.properties.monitor import PropertyMonitor, healed
 from isrcheck.conformance.scenario.load import CAPTURE
+from isrcheck.contract.history.ground_truth import ClusterObservation
+from isrcheck.contract.operations.step import Scenario, ScenarioResult, Step, StepFailure
+from isrcheck.contract.operations.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
 from isrcheck.reference_impl.release import profile_named
-
-from isrcheck.operations.step import Scenario, ScenarioResult, Step, StepFailure
-from isrcheck.operations.vocabulary import OPERATIONS, REQUIRED, SET_FIELDS, default_expectation
 
 
 class StepError(Exception):
@@ -33,6 +33,8 @@ class Session:
         self.fresh_labels = itertools.count(1)
         self.monitor: PropertyMonitor | None = None
         """Created at the first operation after which the target shows its ground truth."""
+        self.last_truth: ClusterObservation | None = None
+        """The ground truth the monitor judged after the last operation (None: the target shows none)."""
 
     def value(self, raw: Any) -> Any:
         if isinstance(raw, str):
@@ -107,7 +109,7 @@ class Session:
         if op == "heal":
             self.target.stop_heal_when(healed)
         result = self.target.execute(op, args)
-        truth = self.target.ground_truth()
+        truth = self.last_truth = self.target.ground_truth()
         if truth is not None:
             if self.monitor is None:
                 self.monitor = PropertyMonitor()

@@ -17,11 +17,11 @@ from typing import Any
 
 from isrcheck.commands.summarize import prepare_directory, summarize_with_spark
 from isrcheck.conformance.engine.campaign import CampaignResult
-from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, UsageError
+from isrcheck.conformance.engine.spark_session import check_spark
+from isrcheck.contract.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, UsageError
 from isrcheck.pipeline import Job, PipelinePlan, run_jobs, summary_line, verdict
 from isrcheck.reports.html_report import render_report
 from isrcheck.reports.summary_file import write_summary
-from isrcheck.spark_session import check_spark
 
 
 def register(subparsers: Any) -> None:

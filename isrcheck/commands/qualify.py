@@ -42,13 +42,13 @@ from isrcheck.conformance.engine.campaign import (
     run_campaign,
 )
 from isrcheck.conformance.engine.junit import junit_suite
+from isrcheck.conformance.engine.spark_session import check_spark
 from isrcheck.conformance.scenario.load import load_all
 from isrcheck.conformance.scenario.run import result_json, run_scenario
-from isrcheck.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
+from isrcheck.contract.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.release import PROFILES
 from isrcheck.reports.html_report import render_report
 from isrcheck.reports.summary_file import write_summary
-from isrcheck.spark_session import check_spark
 
 CONFORMS, KNOWN_DIVERGENCES_ONLY, NEW_FINDING, COULD_NOT_TEST = (
     "conforms", "known divergences only", "new finding", "could not test")

@@ -15,8 +15,8 @@ from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.pair import PairRun
 from isrcheck.conformance.engine.step_minimiser import replay_cluster_steps
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
-from isrcheck.errors import UsageError
-from isrcheck.operations.step import Step
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.operations.step import Step
 
 
 def register(subparsers: Any) -> None:
@@ -100,7 +100,7 @@ def replay_history(record: dict[str, Any], steps: list[dict[str, Any]]) -> int:
     """A black-box cluster run: the recorded operations again on a fresh cluster, judged on the
     new history (the cluster's answers and timings are its own: a real system may not repeat)."""
     from isrcheck.conformance.engine.cluster_history import run_history
-    from isrcheck.conformance.properties.cluster_history import HistoryConfig
+    from isrcheck.conformance.properties.black_box_history import HistoryConfig
 
     target = TargetSpec(record["adapter"]).factory("cluster")()
     config = HistoryConfig.from_json(record["history"].get("config") or {})
@@ -110,7 +110,7 @@ def replay_history(record: dict[str, Any], steps: list[dict[str, Any]]) -> int:
             print(f"{entry['i']:>3} {entry['t']:>7.2f}s {entry['op']} {json.dumps(entry['args'])} → "
                   f"{json.dumps(entry['result'])[:300]}")
     for violation in violations:
-        print(f"FOUND {violation.property} at entry {violation.i}: {violation.message}")
+        print(f"FOUND {violation.property} at entry {violation.step}: {violation.message}")
     if violations:
         return 1
     print("the recorded finding did not reproduce")

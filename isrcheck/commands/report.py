@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.commands.summarize import add_spark_options, spark_conf, summarize_with_spark, warn_corrupt
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 from isrcheck.reports.html_report import render_report
 from isrcheck.reports.plain_summary import summarize_files
 from isrcheck.reports.records_io import find_record_files

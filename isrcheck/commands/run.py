@@ -35,7 +35,7 @@ from isrcheck.conformance.engine.campaign import (
 )
 from isrcheck.conformance.engine.junit import write_junit
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
-from isrcheck.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
+from isrcheck.contract.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
@@ -75,6 +75,8 @@ def register(subparsers: Any) -> None:
                         help="per-call timeout for the target (default 30)")
     parser.add_argument("--shrink-budget", type=int, default=20, metavar="SECONDS",
                         help="stop shrinking a finding after this long (default 20; a real cluster run takes ~1 min)")
+    parser.add_argument("--record-history", action="store_true",
+                        help="controller level: each record carries its run's history, for 'isrcheck check'")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", action="store_true", help="print a final JSON summary")
     parser.add_argument("--spark", action="store_true",
@@ -105,7 +107,7 @@ def campaign_executor(args: argparse.Namespace) -> Iterator[Execute]:
         yield run_campaign
         return
     from isrcheck.conformance.engine.spark_campaign import run_campaign_on_spark, start_campaign_session
-    from isrcheck.spark_session import stop_session
+    from isrcheck.conformance.engine.spark_session import stop_session
 
     spark = start_campaign_session(args.master, spark_conf(args.conf))
     try:
@@ -183,7 +185,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,
             steps=args.steps, seed=seed, workers=parse_workers(args.workers), records_dir=args.records,
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
-            shrink_budget_s=args.shrink_budget,
+            shrink_budget_s=args.shrink_budget, record_history=args.record_history,
         ))
     check_environment(args.adapter, release)  # Docker and its image, KAFKA_HOME, a listening controller: first
     return configs, skipped

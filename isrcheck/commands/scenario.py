@@ -16,8 +16,8 @@ from isrcheck.adapters.catalogue.adapter_options import check_environment, with_
 from isrcheck.adapters.catalogue.registry import known_adapters, make_target
 from isrcheck.conformance.scenario.load import load_all
 from isrcheck.conformance.scenario.run import UNAVAILABLE, result_json, run_scenario
-from isrcheck.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
-from isrcheck.operations.step import ScenarioResult
+from isrcheck.contract.errors import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
+from isrcheck.contract.operations.step import ScenarioResult
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
 
 

@@ -35,7 +35,7 @@ from isrcheck.adapters.reference_server.server import (
     DEFAULT_MAX_CONNECTIONS,
     KafkaProtocolServer,
 )
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 from isrcheck.reference_impl.controller import Controller
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named

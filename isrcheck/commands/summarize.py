@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from isrcheck.errors import UsageError
+from isrcheck.conformance.engine.spark_session import check_spark
+from isrcheck.contract.errors import UsageError
 from isrcheck.reports.records_io import find_record_files
 from isrcheck.reports.summary_file import write_summary
-from isrcheck.spark_session import check_spark
 
 
 def register(subparsers: Any) -> None:
@@ -59,8 +59,8 @@ def summarize_with_spark(files: list[Path], out: Path, master: str | None,
         from pyspark.errors import PySparkException
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
+    from isrcheck.conformance.engine.spark_session import start_session, stop_session
     from isrcheck.reports.spark_summary import summarize
-    from isrcheck.spark_session import start_session, stop_session
 
     spark = start_session(master, conf)
     try:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MAPPED = ("adapters", "conformance", "reference_impl", "reports")
+MAPPED = ("adapters", "conformance", "contract", "reference_impl", "reports")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("isrcheck.errors", "isrcheck.operations", "isrcheck.records", "isrcheck.spark_session"),
+    ("isrcheck.contract",),
     ("isrcheck.reference_impl",),
     ("isrcheck.adapters", "isrcheck.conformance.generator", "isrcheck.conformance.properties"),
     ("isrcheck.conformance.scenario",),
@@ -100,7 +100,7 @@ def subpackage(module: str) -> str:
         candidate = ROOT.joinpath(*(_folder(parts[:depth])))
         if candidate.is_dir() and (candidate / "__init__.py").exists():
             return ".".join(parts[:depth])
-    return ".".join(parts[:2])  # a module of the root package (isrcheck.errors, isrcheck.cli) stands alone
+    return ".".join(parts[:2])  # a module of the root package (isrcheck.contract.errors, isrcheck.cli) stands alone
 
 
 def _folder(parts: list[str]) -> list[str]:
@@ -189,8 +189,76 @@ def test_the_check_flags_upward_imports(importer: str, imported: str, message: s
 
 def test_the_check_accepts_downward_imports() -> None:
     assert violations([("isrcheck.conformance.engine.campaign", "isrcheck.adapters.base", "x.py:1"),
-                       ("isrcheck.reports.html_report", "isrcheck.records.run_record", "x.py:1")]) == []
+                       ("isrcheck.reports.html_report", "isrcheck.contract.records.run_record", "x.py:1")]) == []
 
 
 def test_cycles_finds_a_circle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# ------------------------------------------------------------------------------------ concepts
+
+PROPERTY_MODULES = "isrcheck.conformance.properties"
+VERDICT_MAKERS = ("Violation", "Property", "Finding")
+
+
+def where_in(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}"
+
+
+def property_definitions(name: str, path: Path) -> Iterator[tuple[str, str]]:
+    """(property id, where) for every `Property("ID", ...)` in a module."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Property"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            yield node.args[0].value, where_in(path, node.lineno)
+
+
+def property_verdicts(path: Path) -> Iterator[tuple[str, str]]:
+    """(property id, where) for every violation or finding a module builds with a literal property id:
+    `Violation("ID", ...)`, `Finding(..., property="ID")`."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in VERDICT_MAKERS):
+            continue
+        literals = [node.args[0]] if node.func.id == "Violation" and node.args else []
+        literals += [k.value for k in node.keywords if k.arg == "property"]
+        for literal in literals:
+            if isinstance(literal, ast.Constant) and isinstance(literal.value, str):
+                yield literal.value, where_in(path, node.lineno)
+
+
+def concept_violations(modules: list[tuple[str, Path]]) -> list[str]:
+    """Each property is defined once (one `Property`), and only its own module says a step broke it."""
+    defined: dict[str, list[str]] = {}
+    home: dict[str, str] = {}
+    for name, path in modules:
+        for pid, where in property_definitions(name, path):
+            defined.setdefault(pid, []).append(where)
+            home[pid] = name
+    found = [f"{pid} is defined {len(wheres)} times: {', '.join(wheres)}" for pid, wheres in defined.items()
+             if len(wheres) > 1]
+    for name, path in modules:
+        for pid, where in property_verdicts(path):
+            if home.get(pid) != name:
+                found.append(f"{where}: judges {pid} outside its definition ({home.get(pid, 'none')})")
+    return found
+
+
+def test_each_property_is_defined_once_and_judged_only_there() -> None:
+    modules = list(source_modules())
+    defined = {pid for name, path in modules for pid, _ in property_definitions(name, path)}
+    assert len(defined) == 11  # P-ACK P-HWV P-ELIG P-LOG P-HWM P-1IF P-LEAD LeaderInIsr P-LIVE P-HWC P-FENCE
+    assert concept_violations(modules) == []
+
+
+def test_the_concept_check_flags_a_second_definition_and_a_verdict_elsewhere(tmp_path: Path) -> None:
+    first = tmp_path / "p_x.py"
+    first.write_text('PROPERTY = Property("P-X")\ndef f(): return Violation("P-X", 1, "m")\n')
+    second = tmp_path / "other.py"
+    second.write_text('AGAIN = Property("P-X")\n')
+    third = tmp_path / "engine.py"
+    third.write_text('def g(): return Finding("violation", "op", 1, "m", property="P-X")\n')
+    found = concept_violations([("p_x", first), ("other", second), ("engine", third)])
+    assert any("P-X is defined 2 times" in line for line in found)
+    assert any(line.startswith("engine.py:1: judges P-X outside") for line in found)
+    assert concept_violations([("p_x", first)]) == []

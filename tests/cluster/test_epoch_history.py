@@ -5,8 +5,8 @@ the leader's own partition epoch (leader.md §2)."""
 from __future__ import annotations
 
 from cluster_helpers import TOPIC, leader_partition, new_cluster
-from isrcheck.conformance.properties.cluster_level import p_lead
 from isrcheck.conformance.properties.monitor import PropertyMonitor
+from isrcheck.conformance.properties.p_lead import ground_truth as p_lead
 from isrcheck.reference_impl.network import Selector
 from isrcheck.reference_impl.rpc import FETCH, HEARTBEAT
 

@@ -1,5 +1,5 @@
 """The leader-side decision branches the reference names as it takes them (leader.md §4–§13,
-isrcheck/operations/leader_branch.py): a quiet cluster takes only the ordinary ones, and each
+contract/operations/leader_branch.py): a quiet cluster takes only the ordinary ones, and each
 fault built here takes the branch leader.md says it must — so no branch is named regardless of
 what happened. What the default campaigns reach is in tests/engine/test_generation_reach.py."""
 
@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cluster_helpers import engine_session
-
-from isrcheck.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
+from isrcheck.contract.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 
 WRITE: list[tuple[str, dict[str, Any]]] = [
     ("produce", {"topic": "t", "partition": 0, "acks": "all", "records": 2}),

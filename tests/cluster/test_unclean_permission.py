@@ -13,10 +13,9 @@ from cluster_helpers import ENGINE_SET_UP
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.targets import engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
+from isrcheck.contract.operations.step import Step
 from isrcheck.reference_impl.mutants import CATALOGUE
 from isrcheck.reference_impl.rpc import FETCH
-
-from isrcheck.operations.step import Step
 
 PARTITION = ("t", 0)
 LAST_MEMBERS_LOST: list[tuple[str, dict[str, Any]]] = [

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from isrcheck.conformance.properties.cluster_history import HistoryConfig, check_history
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
+from isrcheck.conformance.properties.catalogue import judge_views as check_history
 
 CONFIG = HistoryConfig(session_timeout_ms=6000, settle_ms=4000, min_insync_replicas=2)
 

@@ -89,7 +89,7 @@ def test_the_cluster_in_containers_takes_every_fault_of_the_process_path() -> No
     require(IMAGES["3.9"])
     from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
     from isrcheck.conformance.engine.cluster_history import run_history
-    from isrcheck.conformance.properties.cluster_history import HistoryConfig
+    from isrcheck.conformance.properties.black_box_history import HistoryConfig
 
     steps: list[tuple[str, dict[str, Any]]] = [
         ("create_topic", {"topic": "t", "replicas": [1, 2, 3]}), ("produce", {"topic": "t", "records": 3}),

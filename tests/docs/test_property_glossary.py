@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from isrcheck.conformance.properties.cluster_history import BLACK_BOX, GROUND_TRUTH_ONLY
-from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES
-from isrcheck.conformance.properties.controller_level import CONTROLLER_PROPERTIES
+from isrcheck.conformance.properties.catalogue import (
+    ALL_PROPERTIES,
+    BLACK_BOX,
+    CONTROLLER_PROPERTIES,
+    GROUND_TRUTH_ONLY,
+)
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.contract.records.schema import parse_line
 from isrcheck.reference_impl.mutants import CATALOGUE
 
 from isrcheck.pipeline import PipelinePlan
-from isrcheck.records.schema import parse_line
 
 # (mutant, what its first finding's signature must name) — from the mutant's faulty rule, not
 # from running it: B01/B02 admit an ineligible member (P-ELIG); D12 drops the sender (LeaderInIsr);

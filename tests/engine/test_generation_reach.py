@@ -14,10 +14,10 @@ import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.generator.cluster_machine import ClusterMachine
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.contract.operations.coverage import PROTOCOL_OUTCOMES
+from isrcheck.contract.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 
 from isrcheck import cli
-from isrcheck.operations.coverage import PROTOCOL_OUTCOMES
-from isrcheck.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 
 
 def coverage(level: str, runs: int, seed: int = 5, release: str = "4.1") -> Counter[str]:
@@ -102,7 +102,7 @@ def points(release: str, runs: int, kind: str) -> set[str]:
 
 
 def test_the_default_cluster_campaigns_take_every_leader_branch() -> None:
-    """Every decision branch of leader.md the reference names (isrcheck/operations/leader_branch.py)
+    """Every decision branch of leader.md the reference names (contract/operations/leader_branch.py)
     in 200 default runs on 4.1 and 200 on 3.5 together: some exist on one side of a release gate
     only. 3.5 never gates the HW under min ISR (KAFKA-15583 is 3.7); 4.1 never answers
     NOT_ENOUGH_REPLICAS_AFTER_APPEND, because that gate keeps the HW from reaching a record while

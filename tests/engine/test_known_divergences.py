@@ -14,14 +14,14 @@ import pytest
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.campaign import FAILED, KNOWN_ONLY, CampaignConfig, outcome_of, run_campaign
 from isrcheck.conformance.engine.pair import PairRun
+from isrcheck.contract.history.controller_view import ControllerObservation
+from isrcheck.contract.operations.known_divergences import KNOWN_DIVERGENCES, DivergingStep, factor_from_any_partition
+from isrcheck.contract.operations.step import Step
 from isrcheck.reports.html_report import render_report
 from isrcheck.reports.plain_summary import summarize_files
 from known_divergence_targets import PartitionZeroTarget, RefusesGrowthTarget
 
 from isrcheck import cli
-from isrcheck.operations.known_divergences import KNOWN_DIVERGENCES, DivergingStep, factor_from_any_partition
-from isrcheck.operations.observation import ControllerObservation
-from isrcheck.operations.step import Step
 
 RULE = "create-partitions-first-value-factor"
 
@@ -101,7 +101,7 @@ def observation(factors: dict[int, int]) -> ControllerObservation:
 ])
 def test_the_rule_clause_by_clause(factors: dict[int, int], assignment: list[list[int]],
                                    answers: tuple[str, str], known: bool) -> None:
-    from isrcheck.operations.findings import DIVERGENCE, Finding
+    from isrcheck.contract.operations.findings import DIVERGENCE, Finding
     finding = Finding(DIVERGENCE, "create_partitions", 5, "x", field="error", codes=answers)
     diverging = DivergingStep("create_partitions", {"topic": "t0", "count": 4, "assignment": assignment},
                               observation(factors), {"error": answers[0]}, {"error": answers[1]})

@@ -11,9 +11,8 @@ from pathlib import Path
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.engine.provenance import commit_of
 from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.contract.operations.coverage import coverage_points
 from isrcheck.reference_impl.mutants import CATALOGUE
-
-from isrcheck.operations.coverage import coverage_points
 
 
 def records(directory: Path) -> list[dict]:

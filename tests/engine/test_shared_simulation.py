@@ -13,9 +13,8 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.targets import cluster_options, engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
+from isrcheck.contract.operations.step import Step
 from isrcheck.reference_impl.mutants import CATALOGUE
-
-from isrcheck.operations.step import Step
 
 
 def counting_executes(monkeypatch: pytest.MonkeyPatch) -> list[str]:

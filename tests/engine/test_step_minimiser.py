@@ -14,8 +14,7 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.engine.step_minimiser import minimise_steps, reduce_steps, replay_cluster_steps
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.generator.cluster_machine import SET_UP_STEPS
-
-from isrcheck.operations.step import Step
+from isrcheck.contract.operations.step import Step
 
 
 def needs(*wanted: int) -> tuple[list[list[int]], object]:

@@ -73,12 +73,12 @@ def test_an_isrcheck_failure_is_recorded_as_error_and_exits_3(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in isrcheck (here: the property checker raising) is no verdict on the target: its run
     is recorded with outcome `error`, the console says so, and the exit code is 3, not 1."""
-    import isrcheck.conformance.engine.pair as pair
+    import isrcheck.conformance.engine.step_checkers as step_checkers
 
     def broken_checker(*args: object) -> list[object]:
         raise RuntimeError("checker bug")
 
-    monkeypatch.setattr(pair, "check_step", broken_checker)
+    monkeypatch.setattr(step_checkers, "judge_controller_step", broken_checker)
     code = cli.main(["run", "--examples", "5", "--seed", "1", "--records", str(tmp_path),
                      "--junit", str(tmp_path / "junit.xml")])
     out = capsys.readouterr().out

@@ -19,8 +19,8 @@ from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.scenario.load import load_file
 from isrcheck.conformance.scenario.run import run_scenario
+from isrcheck.contract.errors import UsageError
 
-from isrcheck.errors import UsageError
 from tests.kafka_jvm.conftest import KNOWN_DIVERGENCE_PREFIXES, REPO, kafka_home
 
 SCENARIOS = REPO / "conformance" / "scenarios"
@@ -255,8 +255,7 @@ def test_the_reference_grows_a_topic_as_kafkas_own_controller_does(target: Kafka
     partition 2's, reference_impl/timeline_order.py), with or without the reassignment that makes
     the factors differ. The KD1 scenario file holds on both."""
     from isrcheck.conformance.engine.pair import PairRun
-
-    from isrcheck.operations.step import Step
+    from isrcheck.contract.operations.step import Step
 
     def step(op: str, **args: object) -> Step:
         return Step(0, op, dict(args), None, {}, None)

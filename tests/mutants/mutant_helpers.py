@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
-from isrcheck.conformance.properties.cluster_level import Violation
+from isrcheck.conformance.properties.checker import Violation
 from isrcheck.conformance.scenario.load import load_file
 from isrcheck.conformance.scenario.run import run_scenario
 from isrcheck.reference_impl.mutants import mutant_named

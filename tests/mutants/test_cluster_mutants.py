@@ -16,15 +16,14 @@ from typing import Any
 import pytest
 from isrcheck.adapters.catalogue.registry import LevelDispatch, make_target
 from isrcheck.conformance.engine.random_schedules import ScheduleConfig, run_schedule
-from isrcheck.conformance.properties.cluster_level import ALL_PROPERTIES
+from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES
 from isrcheck.conformance.scenario.load import load_all, load_file
 from isrcheck.conformance.scenario.run import run_scenario
+from isrcheck.contract.errors import UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE, EQUIVALENT, Mutant
 from isrcheck.reference_impl.mutants import cluster_mutants as km
 from isrcheck.reference_impl.mutants import controller_mutants as cm
 from mutant_helpers import SCENARIOS, CappedClusterTarget, run_file
-
-from isrcheck.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "conformance" / "scenarios" / "cluster"

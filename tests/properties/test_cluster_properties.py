@@ -1,4 +1,4 @@
-"""Every cluster-level property (conformance/properties/cluster_level.py) on hand-built
+"""Every cluster-level property's ground-truth form (conformance/properties/p_*.py, leader_in_isr.py) on hand-built
 observations: one that must pass and at least one that must fail, so each check is shown able to
 fail. Violations must be JSON-able and name the property and step."""
 
@@ -9,22 +9,20 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from isrcheck.conformance.properties.cluster_level import (
-    STEP_PROPERTIES,
-    History,
-    Violation,
-    leader_in_isr,
-    p_1if,
-    p_ack,
-    p_elig,
-    p_hwm,
-    p_hwv,
-    p_lead,
-    p_live,
-    p_log,
-)
+from isrcheck.conformance.properties.catalogue import STEP_PROPERTIES
+from isrcheck.conformance.properties.checker import Violation
+from isrcheck.conformance.properties.ground_truth_memory import History
+from isrcheck.conformance.properties.leader_in_isr import ground_truth as leader_in_isr
 from isrcheck.conformance.properties.monitor import PropertyMonitor
-from isrcheck.reference_impl.observation import (
+from isrcheck.conformance.properties.p_1if import ground_truth as p_1if
+from isrcheck.conformance.properties.p_ack import ground_truth as p_ack
+from isrcheck.conformance.properties.p_elig import ground_truth as p_elig
+from isrcheck.conformance.properties.p_hwm import ground_truth as p_hwm
+from isrcheck.conformance.properties.p_hwv import ground_truth as p_hwv
+from isrcheck.conformance.properties.p_lead import ground_truth as p_lead
+from isrcheck.conformance.properties.p_live import ground_truth as p_live
+from isrcheck.conformance.properties.p_log import ground_truth as p_log
+from isrcheck.contract.history.ground_truth import (
     AckedRecord,
     BrokerView,
     ClusterObservation,

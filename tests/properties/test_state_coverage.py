@@ -1,7 +1,7 @@
 """Protocol-state coverage (conformance/properties/state_coverage.py): each state point on a
 hand-built observation that shows it, and none on a healthy cluster, so every point is shown
 able to stay unreached; the monitor collects them run-long; every point is in the vocabulary
-the report lays them against (isrcheck/operations/coverage.py STATES)."""
+the report lays them against (contract/operations/coverage.py STATES)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from dataclasses import replace
 import pytest
 from isrcheck.conformance.properties.monitor import PropertyMonitor
 from isrcheck.conformance.properties.state_coverage import state_points
-from isrcheck.reference_impl.observation import BrokerView, RegistrationView
+from isrcheck.contract.history.ground_truth import BrokerView, RegistrationView
+from isrcheck.contract.operations.coverage import STATES, coverage_points
 from test_cluster_properties import HEALTHY, TP, observation, partition, replica
-
-from isrcheck.operations.coverage import STATES, coverage_points
 
 SHORT_LOG = ((0, 1),)
 

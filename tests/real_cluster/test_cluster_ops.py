@@ -7,8 +7,7 @@ import time
 
 import pytest
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 
 def test_tick_align_sleeps_to_the_chosen_phase_of_a_marked_op() -> None:

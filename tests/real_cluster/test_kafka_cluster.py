@@ -14,7 +14,7 @@ import pytest
 from isrcheck.adapters.real_kafka.cluster_processes import resolve_kafka_home
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.conformance.engine.cluster_history import kip903_steps, run_history
-from isrcheck.conformance.properties.cluster_history import HistoryConfig
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
 
 from tests.docker_images import IMAGES, require
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.conformance.engine.cluster_history import run_history
-from isrcheck.conformance.properties.cluster_history import HistoryConfig
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ import pytest
 from isrcheck.adapters.real_kafka.cluster_processes import ClusterLayout, RealKafkaCluster, free_base_port
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, ProcessHost
 from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
+from isrcheck.contract.errors import UsageError
 
-from isrcheck.errors import UsageError
 from tests.docker_images import IMAGES, require
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from isrcheck.operations.findings import Finding
+from isrcheck.contract.operations.findings import Finding
 
 GOOD_STEPS = "steps:\n  - register_broker: {broker: 1}\n"
 

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 from hostile import Hostile, record_corpus, record_line
+from isrcheck.contract.records.schema import MAX_DEPTH, MAX_LINE_BYTES, NOT_UTF8, TOO_DEEP, TOO_LONG, parse_line
 from isrcheck.reports.plain_summary import summarize_files
 from isrcheck.reports.records_io import RecordReader, find_record_files, split_lines
-
-from isrcheck.records.schema import MAX_DEPTH, MAX_LINE_BYTES, NOT_UTF8, TOO_DEEP, TOO_LONG, parse_line
 
 VOLATILE = ("engine", "generated_at")
 
@@ -91,7 +90,7 @@ def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("Spark tests need Java 17+ on PATH")
     pytest.importorskip("pyspark")
-    from isrcheck.spark_session import start_session
+    from isrcheck.conformance.engine.spark_session import start_session
 
     session = start_session("local[2]")
     yield session

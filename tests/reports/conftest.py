@@ -31,7 +31,7 @@ def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("Spark tests need Java 17+ on PATH")
     pytest.importorskip("pyspark")
-    from isrcheck.spark_session import start_session
+    from isrcheck.conformance.engine.spark_session import start_session
 
     session = start_session("local[2]")
     yield session

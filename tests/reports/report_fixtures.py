@@ -4,7 +4,7 @@ The set is small enough to check by hand (`EXPECTED` below is counted from it), 
 part of summary.json: several targets, releases and mutants, each finding kind, a run with two
 findings, counterexamples of different lengths for one signature, a mutant never detected, a
 record carrying HTML and script in every free-text field, and lines that are truncated, not JSON,
-or break the schema in each way `isrcheck.records.schema` names.
+or break the schema in each way `isrcheck.contract.records.schema` names.
 """
 
 from __future__ import annotations

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from isrcheck.contract.errors import UsageError
+from isrcheck.contract.records.schema import RUN, check_object, json_type, parse_line
 from isrcheck.reports.records_io import RecordReader, find_record_files
 from isrcheck.reports.synthetic import write_records
 from report_fixtures import EXPECTED, corrupt_lines, make_record, valid_records
-
-from isrcheck.errors import UsageError
-from isrcheck.records.schema import RUN, check_object, json_type, parse_line
 
 
 @pytest.mark.parametrize(("line", "reason"), corrupt_lines(), ids=lambda v: str(v)[:40])

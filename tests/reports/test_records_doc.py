@@ -1,4 +1,4 @@
-"""docs/records.md describes the record `isrcheck.records.schema` defines: the same fields, in the
+"""docs/records.md describes the record `isrcheck.contract.records.schema` defines: the same fields, in the
 same order, required where the schema requires them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from isrcheck.records import schema
+from isrcheck.contract.records import schema
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "records.md"
 

@@ -86,7 +86,7 @@ def mutations(record: dict[str, Any], shape: Any, path: tuple[Any, ...] = ()) ->
     """The record with one field of `shape` (found at `path`) removed, or replaced by a value of
     each JSON type; then the same inside every object the schema describes (findings, their
     codes, the counterexample and its steps)."""
-    from isrcheck.records.schema import Shape
+    from isrcheck.contract.records.schema import Shape
 
     def at(root: dict[str, Any]) -> Any:
         node: Any = root
@@ -117,10 +117,9 @@ def mutations(record: dict[str, Any], shape: Any, path: tuple[Any, ...] = ()) ->
 def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> None:
     """Every field of the schema, at every level, missing or of each JSON type: Spark's verdict
     (`record_valid`, expressions derived from the schema) is `parse_line`'s, line by line."""
+    from isrcheck.contract.records.schema import RUN, parse_line
     from isrcheck.reports.spark_rules import item_arrays, line_reason, record_valid, wrap_line
     from report_fixtures import counterexample, finding
-
-    from isrcheck.records.schema import RUN, parse_line
 
     rich = make_record(1, outcome="finding", findings=[
         finding("violation", "alter_partition", prop="P-ELIG", codes=("NONE",), evidence=[[[1]]]),
@@ -149,9 +148,8 @@ def test_spark_keeps_exactly_the_lines_the_record_schema_keeps(spark: Any) -> No
 def ingested_as_parse_line_judges(spark: Any, lines: list[str], *columns: str) -> tuple[list[bool], Any, list[Any]]:
     """`lines` through the whole ingest, each asserted valid exactly when `parse_line` keeps it;
     what `parse_line` said of each, the input frame, and the ingested rows' `columns`."""
+    from isrcheck.contract.records.schema import parse_line
     from isrcheck.reports.spark_ingest import parse_records
-
-    from isrcheck.records.schema import parse_line
 
     expected = [parse_line(line)[1] is None for line in lines]
     frame = spark.createDataFrame([(line, "f", 0, n) for n, line in enumerate(lines)], ["value", *WHERE_COLUMNS])
@@ -169,9 +167,8 @@ def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any
     (optional fields listed as null, and left out), and tricks aimed at those leniencies, go
     through the whole ingest (`parse_records`), and it keeps exactly the lines `parse_line`
     keeps, with the exact check's typed row; the fast path itself vouches for the plain lines."""
+    from isrcheck.contract.records.schema import RUN, parse_line
     from isrcheck.reports.spark_rules import fast_row, fast_vouched
-
-    from isrcheck.records.schema import RUN, parse_line
 
     def compact(record: dict[str, Any]) -> str:
         return json.dumps(record, separators=(",", ":"))
@@ -232,10 +229,9 @@ def test_lines_with_findings_are_kept_exactly_through_the_whole_ingest(spark: An
     brackets were counted), and a counterexample length past 64 bits in a skipped line (it failed
     the job): the ingest keeps exactly the lines `parse_line` keeps, with their findings and
     counterexample length."""
+    from isrcheck.contract.records.schema import RUN, parse_line
     from isrcheck.reports.synthetic import generate_records
     from report_fixtures import counterexample, finding
-
-    from isrcheck.records.schema import RUN, parse_line
 
     def compact(record: dict[str, Any]) -> str:
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
@@ -333,11 +329,10 @@ def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_
         spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Truncated and empty lines carry their reason in Spark's own check; a Python worker (seconds
     to start) is started only for lines that need `parse_line` to say what is wrong with them."""
+    from isrcheck.contract.records.schema import EMPTY_LINE, NOT_JSON
     from isrcheck.reports import spark_ingest
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
-
-    from isrcheck.records.schema import EMPTY_LINE, NOT_JSON
 
     def refuse(line: str) -> str:
         raise RuntimeError("Python was asked for a reason")
@@ -361,7 +356,7 @@ def test_python_is_asked_for_reasons_only_when_a_skipped_line_does_not_name_its_
 
 def test_a_local_session_runs_its_jvm_with_the_short_job_options(spark: Any) -> None:
     """The collector and JIT thresholds of `LOCAL_JVM_OPTIONS` reach the JVM that does the work."""
-    from isrcheck.spark_session import LOCAL_JVM_OPTIONS
+    from isrcheck.conformance.engine.spark_session import LOCAL_JVM_OPTIONS
 
     bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     arguments = set(bean.getInputArguments())

@@ -7,8 +7,7 @@ import pytest
 from isrcheck.adapters.catalogue.adapter_options import parse_spec, with_cli_options
 from isrcheck.adapters.kafka_wire.ghost_broker import FinalizedFeatures, SoftState, next_soft_state
 from isrcheck.adapters.kafka_wire.run_namespace import ANCHOR, STRIDE, NamespaceError, RunNamespace, new_session
-
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 
 def test_namespace_maps_both_ways_and_keeps_negative_ids() -> None:

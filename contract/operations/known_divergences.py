@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from isrcheck.operations.findings import DIVERGENCE, Finding
-from isrcheck.operations.observation import ControllerObservation
+from isrcheck.contract.history.controller_view import ControllerObservation
+from isrcheck.contract.operations.findings import DIVERGENCE, Finding
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from isrcheck.errors import UsageError
+from isrcheck.contract.errors import UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from isrcheck.operations.releases import ReleaseSpecifier
+from isrcheck.contract.operations.releases import ReleaseSpecifier
 
 
 @dataclass(frozen=True)

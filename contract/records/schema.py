@@ -1,6 +1,6 @@
 """The run record, `isrcheck.run/1`: defined once, here, as data (`RUN`) and one function.
 
-The writer (`isrcheck.records.writer`) refuses a record whose keys are not these, the Spark
+The writer (`isrcheck.contract.records.writer`) refuses a record whose keys are not these, the Spark
 schema (`isrcheck.reports.spark_schema`) is derived from them, and docs/records.md is checked
 against them by a test. `parse_line` applies the contract to one line and names the first rule a
 line breaks. Both summaries use it — the plain-Python reader (`records_io`) for every line, the
@@ -127,6 +127,7 @@ RUN = Shape((
     Field("isrcheck_version", _t("string", "null"), optional=True),
     Field("commit", _t("string", "null"), optional=True),
     Field("properties", _t("array"), items="string", optional=True),
+    Field("unknown", _t("array"), items="string", optional=True),
     Field("coverage", _t("array"), items="string", optional=True),
     Field("cut_short", _t("string", "null"), optional=True),
     Field("history", _t("object", "null"), optional=True, json_text=True),

@@ -3,7 +3,7 @@
 `Finding.signature` names the kind, the operation, the property or field and the error codes
 involved — never epochs, ids or seeds — so the same bug found in a thousand runs groups into
 one row (docs/records.md, "Signature"). A divergence a known-divergence rule matched
-(`isrcheck.operations.known_divergences`) names the rule in `known`, and its signature starts
+(`isrcheck.contract.operations.known_divergences`) names the rule in `known`, and its signature starts
 with `known:<rule>:` so that it never groups with the same divergence from another cause.
 """
 

@@ -1,4 +1,4 @@
-"""Writes run records (docs/records.md; the contract is `isrcheck.records.schema`): one JSON line
+"""Writes run records (docs/records.md; the contract is `isrcheck.contract.records.schema`): one JSON line
 at a time, flushed per record, so a killed campaign loses at most one run. A record whose keys
 are not the schema's is refused here, so the writer cannot drift from what the readers accept."""
 
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from isrcheck.records.schema import RUN
+from isrcheck.contract.records.schema import RUN
 
 _FIELDS = frozenset(rule.name for rule in RUN.fields)
 _REQUIRED = frozenset(rule.name for rule in RUN.fields if not rule.optional)

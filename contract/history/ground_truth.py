@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .replica_log import Record
+Record = tuple[int, int]
+"""(leader epoch, record id): one log entry, as every replica's log holds it."""
 
 TopicPartition = tuple[str, int]
 
@@ -161,7 +162,7 @@ class ClusterObservation:
     controller_log_end: int = 0
     leader_branches: frozenset[str] = frozenset()
     """The leader-side decision branches the run has taken so far (leader.md §4–§13; names in
-    isrcheck/operations/leader_branch.py). Empty for a system that does not report them."""
+    contract/operations/leader_branch.py). Empty for a system that does not report them."""
     alter_partition_outcomes: frozenset[str] = frozenset()
     """The error codes the controller has answered the brokers' AlterPartition requests with so
     far (controller.md §2's validation branches). Empty for a system that does not report them."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from isrcheck.operations.vocabulary import SET_FIELDS
+from isrcheck.contract.operations.vocabulary import SET_FIELDS
 
 IMPLEMENTATION_DEFINED: dict[str, str] = {
     "broker_epoch": "broker epochs are implementation-defined: Kafka uses metadata-log offsets, other "
@@ -44,7 +44,8 @@ def differences(reference: Any, target: Any) -> Differences:
     is not a pair of objects differs as a whole (field "" )."""
     if not isinstance(reference, Mapping) or not isinstance(target, Mapping):
         return Differences(() if reference == target else ("",), ())
-    divergent, allowed = [], []
+    divergent: list[str] = []
+    allowed: list[str] = []
     for field in [*reference, *(k for k in target if k not in reference)]:
         if same_value(field, reference.get(field), target.get(field)):
             continue

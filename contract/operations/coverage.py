@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from isrcheck.operations.leader_branch import LEADER_BRANCHES
+from isrcheck.contract.operations.leader_branch import LEADER_BRANCHES
 
 PROTOCOL_OUTCOMES: dict[str, tuple[str, ...]] = {
     # controller.md §2.2 (top level) then §2.4 (per partition), in Kafka's order

@@ -1,0 +1,155 @@
+"""What the black-box forms of the properties read of a cluster history (the shape
+`isrcheck.conformance.engine.cluster_history` records; Jepsen's checker role): the cluster's
+configuration, the operations and observations, the points past which data is no longer protected
+(every in-sync copy lost its disk) and the periods a broker was down. They need no ground truth —
+only what a client and an operator see — so they apply to any cluster target, and re-judge a run
+offline from its record (`isrcheck check`).
+
+Faults that legitimately lose data are exempt: a record (and a high watermark) is no longer
+protected once every broker of the ISR observed when it was acknowledged has lost its log
+directory since (Kafka promises nothing past losing every in-sync copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+DOWN_OPS = {"crash", "pause", "shutdown"}
+UP_OPS = {"restart", "resume", "clean_restart", "heal"}
+
+
+@dataclass(frozen=True)
+class HistoryConfig:
+    """What the judge needs to know about the cluster (Kafka configuration, not its state)."""
+
+    session_timeout_ms: int = 6000
+    settle_ms: int = 4000
+    """Metadata settles within this after the session timeout expired (heartbeat interval,
+    controller processing, Metadata propagation to the broker answering)."""
+    min_insync_replicas: int = 2
+
+    def to_json(self) -> dict[str, int]:
+        return {"session_timeout_ms": self.session_timeout_ms, "settle_ms": self.settle_ms,
+                "min_insync_replicas": self.min_insync_replicas}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> HistoryConfig:
+        return HistoryConfig(**{k: int(v) for k, v in data.items() if k in HistoryConfig.__dataclass_fields__})
+
+
+def ops(history: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in history if e["type"] == "op"]
+
+
+def observations(history: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in history if e["type"] == "observe"]
+
+
+def broker_id(args: dict[str, Any]) -> int:
+    b = int(args.get("broker", 1))
+    return b if b > 100 else 100 + b
+
+
+def topic_min_isr(history: list[dict[str, Any]], topic: str, config: HistoryConfig) -> int:
+    for e in ops(history):
+        if e["op"] == "create_topic" and e["args"].get("topic") == topic:
+            value = (e["args"].get("configs") or {}).get("min.insync.replicas")
+            if value is not None:
+                return int(value)
+    return config.min_insync_replicas
+
+
+def exposure_points(history: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per partition, the history indices at which every broker of its last observed non-empty
+    ISR had lost its log directory (disk-loss restarts) since being observed in it: from there on,
+    what was committed before is not protected.
+
+    An empty ISR does not replace the last non-empty one. Without ELR the ISR never empties (the
+    last member stays when it is fenced). With ELR on (4.x; KIP-966) it does: when its last member
+    is fenced the ISR becomes empty and that member moves to the ELR
+    (`PartitionChangeBuilder.maybePopulateTargetElr` and `build`, "the ISR is allowed to be
+    empty", 4.0.1 and 4.1.1), so the copies a clean election can still use are those of the last
+    non-empty ISR. A disk-loss restart of that member then leaves nothing electable with the data:
+    its registration is an unclean shutdown that takes it out of the ELR
+    (`ReplicationControlManager.handleBrokerShutdown`), and the last-known-leader election
+    (`PartitionChangeBuilder.canElectLastKnownLeader`) accepts it only once its recorded log
+    directory is online again (`ReplicationControlManager.LeaderAcceptor.test`) — i.e. after the
+    broker reassigned the partition to its new, empty directory (`ReplicaManager
+    .maybeUpdateTopicAssignment` → AssignReplicasToDirs). Offline, or led by the empty replica:
+    either is Kafka's answer once every in-sync copy is gone."""
+    points: dict[str, list[int]] = {}
+    last_isr: dict[str, set[int]] = {}
+    wiped: set[int] = set()
+    for e in history:
+        if e["type"] == "observe" and e["view"].get("exists"):
+            isr = set(e["view"].get("isr", []))
+            wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
+            if isr:
+                last_isr[e["partition"]] = isr
+        elif e["type"] == "op" and e["op"] == "restart" and e["args"].get("lose") == "disk":
+            wiped.add(broker_id(e["args"]))
+            for partition, isr in last_isr.items():
+                if isr and isr <= wiped:
+                    points.setdefault(partition, []).append(e["i"])
+    return points
+
+
+def down_periods(history: list[dict[str, Any]], config: HistoryConfig) -> list[tuple[dict[str, Any], dict[int, float],
+                                                                                 dict[int, bool]]]:
+    """For every observation that may be judged (no broker's metadata held back, not within the
+    quiet time after a release or a controller fail-over): the brokers down at that point, with
+    when they went down (SIGKILL/SIGSTOP/SIGTERM, controller links cut or held, heartbeats held;
+    not restarted since) and whether the last observation before that listed them as unfenced."""
+    bound_s = (config.session_timeout_ms + config.settle_ms) / 1000
+    down_since: dict[int, float] = {}
+    listed_when_down: dict[int, bool] = {}
+    listed: set[int] | None = None
+    blocked: set[int] = set()
+    quiet_until = 0.0
+    judged = []
+
+    def went_down(broker: int, t: float) -> None:
+        if broker not in down_since:
+            down_since[broker] = t
+            listed_when_down[broker] = listed is not None and broker in listed
+
+    for e in history:
+        if e["type"] == "op":
+            op, args = e["op"], e["args"]
+            was_blocked = bool(blocked)
+            if op in DOWN_OPS:
+                went_down(broker_id(args), e["t_end"])
+            elif op == "net" and args.get("link") == "controller":
+                if args.get("mode") in ("cut", "hold"):
+                    went_down(broker_id(args), e["t_end"])
+                    blocked.add(broker_id(args))
+                else:
+                    down_since.pop(broker_id(args), None)
+                    blocked.discard(broker_id(args))
+            elif op == "hold_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
+                blocked.add(broker_id(args))
+                if args.get("api") == "BrokerHeartbeat":
+                    went_down(broker_id(args), e["t_end"])
+            elif op == "release_api" and args.get("api") in ("Fetch", "BrokerHeartbeat"):
+                blocked.discard(broker_id(args))
+                if args.get("api") == "BrokerHeartbeat":
+                    down_since.pop(broker_id(args), None)
+            elif op in UP_OPS:
+                if op == "heal":
+                    down_since.clear()
+                    blocked.clear()
+                else:
+                    down_since.pop(broker_id(args), None)
+            elif op == "fail_over_controller":
+                quiet_until = e["t_end"] + bound_s
+            if was_blocked and not blocked:
+                quiet_until = max(quiet_until, e["t_end"] + config.settle_ms / 1000)
+            continue
+        if "brokers" in e["view"]:
+            listed = set(e["view"]["brokers"])
+        if blocked or not e["view"].get("exists") or e["t"] < quiet_until:
+            continue  # a broker's metadata is held back: whatever answers Metadata may be stale
+        judged.append((e, dict(down_since), {b: listed_when_down.get(b, False) for b in down_since}))
+    return judged
