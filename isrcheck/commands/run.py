@@ -185,7 +185,8 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             examples=None if args.budget is not None else (args.examples or 100), budget_s=args.budget,
             steps=args.steps, seed=seed, workers=parse_workers(args.workers), records_dir=args.records,
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
-            shrink_budget_s=args.shrink_budget, record_history=args.record_history,
+            shrink_budget_s=args.shrink_budget,
+            record_history=getattr(args, "record_history", False),  # qualify builds its own Namespace: no history
         ))
     check_environment(args.adapter, release)  # Docker and its image, KAFKA_HOME, a listening controller: first
     return configs, skipped
