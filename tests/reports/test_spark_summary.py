@@ -177,7 +177,8 @@ def test_the_fast_path_vouches_only_for_lines_the_record_schema_keeps(spark: Any
     def ordered(record: dict[str, Any]) -> dict[str, Any]:  # in the schema's order, as the writers write
         return {rule.name: record[rule.name] for rule in RUN.fields if rule.name in record}
 
-    listing = ordered({**make_record(7, mutant="B01"), **optional, "properties": ["P-ACK"], "coverage": []})
+    listing = ordered({**make_record(7, mutant="B01"), **optional, "properties": ["P-ACK"], "unknown": [],
+                       "coverage": []})
     campaign = {key: value for key, value in listing.items() if key not in ("cut_short", "history")}
     plain = [make_record(2), ordered(make_record(3, duration_s=2.5, skip_reason="x", mutant="B02")), listing,
              campaign]
