@@ -47,10 +47,11 @@ def conformance_test(
 
     def run_machine(self: unittest.TestCase) -> None:
         make_target = spec.factory()
+        described = make_target()
         context = RunContext(
             make_reference=ReferenceTarget, make_target=make_target, release=release, config={},
             on_run=lambda finished: None, stop_at_first=True, differential=differential,
-            unsupported=make_target().unsupported_operations,
+            unsupported=described.unsupported_operations, observable_fields=described.observable_fields,
         )
         machine = type(f"Conformance_{spec.display_name}", (ControllerMachine,), {"context": context})
         run_state_machine_as_test(machine, settings=settings(

@@ -210,7 +210,9 @@ class Worker:
         self.deadline: float | None = None
         """time.time() after which no run starts and shrinking stops (the campaign's budget)."""
         self.make_target = self.spec.factory(config.level)
-        self.unsupported = self.make_target().unsupported_operations
+        described = self.make_target()
+        self.unsupported = described.unsupported_operations
+        self.observable_fields = described.observable_fields
 
     def record(self, finished: FinishedRun, batch_seed: int, batch_examples: int,
                counterexample: FinishedRun | None = None, note: dict[str, Any] | None = None) -> None:
@@ -402,7 +404,8 @@ class Worker:
             make_target=self.make_target, release=config.release, config=CLUSTER_CONFIG if cluster else {},
             on_run=lambda finished: self.record(finished, batch_seed, examples),
             stop_at_first=config.stop_at_first, differential=config.differential and not cluster,
-            unsupported=self.unsupported, level=config.level, deadline=self.deadline,
+            unsupported=self.unsupported, observable_fields=self.observable_fields, level=config.level,
+            deadline=self.deadline,
             target_is_reference=cluster and self.spec.adapter == "reference" and self.spec.mutant is None,
             on_found=lambda finished: self.record_found(finished, batch_seed, examples),
         )

@@ -74,6 +74,8 @@ class RunContext:
     differential: bool = True
     observes_target: bool = True
     unsupported: frozenset[str] = frozenset()
+    observable_fields: frozenset[str] | None = None
+    """The fields the target's observations report truthfully (None: all; `Target.observable_fields`)."""
     level: str = "controller"
     target_is_reference: bool = False
     """The target is the reference itself (cluster level, no mutant): each run uses one simulation
@@ -98,6 +100,9 @@ class RunContext:
 
     def supports(self, op: str) -> bool:
         return op not in self.unsupported
+
+    def observes(self, field: str) -> bool:
+        return self.observable_fields is None or field in self.observable_fields
 
     def check_deadline(self) -> None:
         if self.deadline is not None and time.time() >= self.deadline:

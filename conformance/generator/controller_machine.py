@@ -36,6 +36,22 @@ class ControllerMachine(RuleBasedStateMachine):
     ideas: ClassVar[frozenset[str]] = frozenset()
     """The generation ideas on; the controller level has one, targeted search (targeting.py,
     `TARGET`), off unless switched on (bench/detect.py --ideas)."""
+    current_at_target: ClassVar[bool] = True
+    """What an AlterPartition means as *current* — the partition's leader as its sender, its
+    leader and partition epochs — is named as such (`broker: leader`, `current`) and resolved by
+    each side against its own state (`Session.resolve`), not copied from the reference's. Draws
+    still read the reference only, so Hypothesis stays deterministic; the reference resolves to
+    the values it used to be given. It matters where a target's state may rightly differ from the
+    reference's without the run judging that difference (`--no-differential`, or fields a plug-in
+    does not declare observable): on 4.1, eligible leader replicas (KIP-966) are on by default,
+    and a controller whose ELR differs — most third-party ones, and any that lacks it — elects
+    other leaders and bumps other epochs from a last ISR member's first fencing on. Requests aimed
+    at the reference's leader and epochs then reach it stale and are refused on that count
+    (NOT_LEADER, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION) before the check the request was
+    drawn to exercise — the eligibility of its members, where a same-tick re-admission race lives.
+    Values meant as wrong (another requester, an epoch off by one, an older broker epoch) are still
+    computed from the reference. False: every value from the reference (bench/same_tick.py
+    --current-at reference)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,6 +76,20 @@ class ControllerMachine(RuleBasedStateMachine):
         not registered that often."""
         captures = self.epoch_captures.get(broker, [])
         return [broker, "$" + captures[-back]] if len(captures) >= back else broker
+
+    def sender(self, chosen: int, leader: int, known: bool = True) -> int | str:
+        """The AlterPartition's sender: `leader` (each side's own) when the draw chose the leader
+        of the partition the request names."""
+        at_target = self.current_at_target and known and self.context.observes("leader")
+        return "leader" if at_target and chosen == leader else chosen
+
+    def epoch(self, field: str, reference_value: int, delta: int = 0, known: bool = True) -> int | str:
+        """An epoch `delta` off the reference's; the current one (each side's own) when 0, the
+        request names that partition and the target observes `field` (a broker's Metadata answer
+        has no partition epoch: kafka-cluster's, or a plug-in's that says so)."""
+        if delta == 0 and known and self.current_at_target and self.context.observes(field):
+            return "current"
+        return max(0, reference_value + delta)
 
     def send(self, op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> None:
         self.context.execute(self.run, step(op, args, captures))
@@ -240,8 +270,9 @@ class ControllerMachine(RuleBasedStateMachine):
         if members & 32:
             isr.append(next(b for b in (*BROKERS, 5) if b not in replicas))
         deltas = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, -1, 1)
-        leader_epoch = max(0, state.leader_epoch + deltas[epochs])
-        partition_epoch = max(0, state.partition_epoch + deltas[(epochs * 7) % 16])
+        known = unknown < 30  # a partition the controller does not have has no current values of its own
+        leader_epoch = self.epoch("leader_epoch", state.leader_epoch, deltas[epochs], known)
+        partition_epoch = self.epoch("partition_epoch", state.partition_epoch, deltas[(epochs * 7) % 16], known)
         isr_items: list[Any] = []
         for position, broker in enumerate(isr):
             if member_epochs >= 12 and position == member_epochs % max(1, len(isr)):
@@ -255,7 +286,8 @@ class ControllerMachine(RuleBasedStateMachine):
         elif unknown == 31:
             topic = UNKNOWN_TOPIC
         self.send("alter_partition", {
-            "version": chosen_version, "broker": sender, "topic": topic, "partition": partition,
+            "version": chosen_version, "broker": self.sender(sender, state.leader, known), "topic": topic,
+            "partition": partition,
             "leader_epoch": leader_epoch, "partition_epoch": partition_epoch, "isr": isr_items,
             "leader_recovery_state": "RECOVERING" if recovery == 7 else "RECOVERED",
         })
@@ -277,9 +309,9 @@ class ControllerMachine(RuleBasedStateMachine):
         if remembered == 3:
             isr = [self.isr_item(b, back=2) for b in isr]
         self.send("alter_partition", {
-            "version": max(low, high - version), "broker": state.leader, "topic": topic,
-            "partition": partition, "leader_epoch": state.leader_epoch, "partition_epoch": state.partition_epoch,
-            "isr": isr,
+            "version": max(low, high - version), "broker": self.sender(state.leader, state.leader), "topic": topic,
+            "partition": partition, "leader_epoch": self.epoch("leader_epoch", state.leader_epoch),
+            "partition_epoch": self.epoch("partition_epoch", state.partition_epoch), "isr": isr,
         })
 
     def rejoinable(self) -> list[tuple[str, int]]:
@@ -316,9 +348,11 @@ class ControllerMachine(RuleBasedStateMachine):
         back = 2 if remembered and len(self.epoch_captures[follower]) > 1 else 1
         isr = [self.isr_item(b) for b in state.isr if b != follower] + [self.isr_item(follower, back)]
         self.send("alter_partition", {
-            "version": self.reference.profile.alter_partition_versions[1], "broker": state.leader,
-            "topic": topic, "partition": partition, "leader_epoch": state.leader_epoch,
-            "partition_epoch": state.partition_epoch, "isr": isr,
+            "version": self.reference.profile.alter_partition_versions[1],
+            "broker": self.sender(state.leader, state.leader), "topic": topic, "partition": partition,
+            "leader_epoch": self.epoch("leader_epoch", state.leader_epoch),
+            "partition_epoch": self.epoch("partition_epoch", state.partition_epoch),
+            "isr": isr,
         })
 
     def teardown(self) -> None:

@@ -16,6 +16,11 @@ class MachineDriver(Protocol):
         """Whether the target under test accepts `op` (the machine does not send it otherwise)."""
         ...
 
+    def observes(self, field: str) -> bool:
+        """Whether the target's observations report `field` truthfully (so that a `current` value
+        can be resolved at the target)."""
+        ...
+
     def start_run(self) -> Any:
         """A fresh pair of systems; the result has `reference` (the reference target), `partitions`
         and `stopped`."""

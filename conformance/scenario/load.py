@@ -57,6 +57,8 @@ def kind_error(kind: str, value: Any) -> str | None:
             ok = _int_like(value)
         case "epoch":
             ok = _epoch_like(value)
+        case "sender":
+            ok = _int_like(value) or value == "leader"
         case "bool":
             ok = isinstance(value, bool)
         case "str":
@@ -103,7 +105,8 @@ def kind_error(kind: str, value: Any) -> str | None:
             raise AssertionError(f"unknown kind {kind}")
     if ok:
         return None
-    return f"expected {kind.replace('_', ' ')}, got {value!r}"
+    described = {"sender": "int or 'leader'"}.get(kind, kind.replace("_", " "))
+    return f"expected {described}, got {value!r}"
 
 
 def captures_in(value: Any) -> list[str]:

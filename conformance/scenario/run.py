@@ -56,8 +56,14 @@ class Session:
         state = self.target.observe("partition", {"topic": topic, "partition": partition})
         return int(state[field]) if state.get("exists") else 0
 
+    def partition_leader(self, topic: str, partition: int) -> int:
+        """The partition's leader as this target shows it (-1 for none or an unknown partition)."""
+        state = self.target.observe("partition", {"topic": topic, "partition": partition})
+        return int(state["leader"]) if state.get("exists") else -1
+
     def resolve(self, step: Step) -> dict[str, Any]:
-        """Concrete arguments: defaults filled, captures and `current` resolved for this target."""
+        """Concrete arguments: defaults filled, captures and `current` resolved for this target
+        (and, from a generator, an AlterPartition `broker: leader`: this target's leader)."""
         spec = OPERATIONS[step.op]
         args: dict[str, Any] = {}
         for key, (_, default) in spec.args.items():
@@ -75,6 +81,8 @@ class Session:
             if args.get("version") is None:
                 args["version"] = profile_named(self.release).alter_partition_versions[1]
             topic, partition = args["topic"], args["partition"]
+            if args["broker"] == "leader":
+                args["broker"] = self.partition_leader(topic, partition)
             for field in ("leader_epoch", "partition_epoch"):
                 if args[field] == "current":
                     args[field] = self.partition_field(topic, partition, field)

@@ -63,7 +63,7 @@ OPERATIONS: dict[str, Operation] = {
     "alter_partition": Operation(
         "controller",
         {
-            "version": ("version", None), "broker": ("int", REQUIRED), "broker_epoch": ("epoch", "current"),
+            "version": ("version", None), "broker": ("sender", REQUIRED), "broker_epoch": ("epoch", "current"),
             "topic": ("str", REQUIRED), "partition": ("int", 0), "leader_epoch": ("epoch", "current"),
             "partition_epoch": ("epoch", "current"), "isr": ("isr", REQUIRED),
             "leader_recovery_state": ("lrs", "RECOVERED"),
