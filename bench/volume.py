@@ -179,12 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-root", type=Path, default=REPO.parent / "shared" / "kafka")
     parser.add_argument("--table", type=Path, nargs="+", metavar="DIR",
                         help="print the tables of DIRs' records (and qualify.json files); run nothing")
+    parser.add_argument("--about", default="", help="a sentence on how the campaigns ran (their machine's load: "
+                        "the header's load is the table's writing, not theirs)")
     parser.add_argument("--write", type=Path, metavar="PATH",
                         help="also write the tables as markdown with the command, commit and machine")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     if args.table is not None:
-        return report(args.table, args.write, load_before)
+        return report(args.table, args.write, load_before, args.about)
     adapters = [a for a in args.adapters.split(",") if a]
     unknown = [a for a in adapters if a not in ADAPTERS]
     if unknown or args.minutes <= 0 or args.campaigns < 1:
@@ -194,10 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         for adapter in adapters:
             for seed in seeds:
                 campaign(release, adapter, args.minutes * 60 / len(seeds), seed, args.out, args.kafka_root)
-    return report([args.out], args.write, load_before)
+    return report([args.out], args.write, load_before, args.about)
 
 
-def report(dirs: list[Path], write: Path | None, load_before: float) -> int:
+def report(dirs: list[Path], write: Path | None, load_before: float, about: str = "") -> int:
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
         print(f"volume.py: no such directory: {', '.join(missing)}", file=sys.stderr)
@@ -208,7 +210,8 @@ def report(dirs: list[Path], write: Path | None, load_before: float) -> int:
         write_results(write, "Real Kafka at CI volume: qualify verdicts and every signature's triage",
                       "Unseeded (or seeded, as the seeds column says) `--collect` campaigns against real Kafka "
                       "releases, read back from their run records; the triage of a known divergence is the rule "
-                      "that matched it on its run (docs/known-divergences.md).", markdown, load_before)
+                      "that matched it on its run (docs/known-divergences.md), or a triage rule of "
+                      "bench/volume_triage.py. " + about, markdown, load_before)
     return 0
 
 
