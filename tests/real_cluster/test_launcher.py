@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -149,6 +151,21 @@ def test_a_restart_is_seen_across_an_hourly_roll_of_server_log(tmp_path: Path) -
     assert cluster.started("broker-1")
 
 
+def held_block(port_of: Callable[[ClusterLayout], int]) -> tuple[int, socket.socket]:
+    """A free block and a listening socket on one of its ports (`port_of` its layout), retried
+    while other test workers race for the same blocks."""
+    while True:
+        base = free_base_port()
+        squatter = socket.socket()
+        try:
+            squatter.bind(("127.0.0.1", port_of(ClusterLayout(base_port=base))))
+        except OSError:
+            squatter.close()
+            continue
+        squatter.listen()
+        return base, squatter
+
+
 def run_directories(base_port: int) -> set[Path]:
     """Run directories of clusters on this block (other sessions' clusters share /tmp: compare the
     set before and after rather than expect none)."""
@@ -166,15 +183,13 @@ exit 1
 def test_a_taken_proxy_port_is_ports_taken_and_leaves_nothing(fake_home: Path) -> None:
     """Another process holds a port of the block (the race between free_base_port's look and the
     bind): PortsTaken, which the adapter answers with another block — not a crash of the target."""
-    import socket
 
     from isrcheck.adapters.real_kafka.cluster_processes import ClusterStartError, PortsTaken
 
-    layout = ClusterLayout(brokers=3, base_port=free_base_port())
+    base, squatter = held_block(lambda layout: layout.replication_proxy_port(2))
+    layout = ClusterLayout(brokers=3, base_port=base)
     before = run_directories(layout.base_port)
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", layout.replication_proxy_port(2)))
-        squatter.listen()
+    with squatter:
         cluster = RealKafkaCluster(ProcessHost(fake_home), layout)
         with pytest.raises(PortsTaken) as raised:
             cluster.start(timeout_s=30)
@@ -190,8 +205,10 @@ def test_a_node_that_cannot_bind_its_listener_is_ports_taken(fake_home: Path) ->
     layout = ClusterLayout(brokers=3, base_port=free_base_port())
     before = run_directories(layout.base_port)
     cluster = RealKafkaCluster(ProcessHost(fake_home), layout)
-    with pytest.raises(PortsTaken, match="could not bind"):
+    with pytest.raises(PortsTaken) as raised:
         cluster.start(timeout_s=30)
+    # "is taken": another test worker took a proxy port of the block first (rare; the same answer)
+    assert "could not bind" in str(raised.value) or "is taken" in str(raised.value), raised.value
     assert cluster.workdir is None and not cluster.nodes
     assert run_directories(layout.base_port) <= before
 
@@ -200,23 +217,24 @@ def test_the_adapter_starts_its_cluster_on_another_block_when_one_is_taken(
         fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """kafka-cluster's open: the first block's proxy port is taken, the second block is used; the
     stand-in brokers then do not answer Kafka's protocol, so the clients fail — after the retry."""
-    import socket
 
     from isrcheck.adapters.real_kafka import kafka_cluster
 
-    first, second = free_base_port(), free_base_port()
-    while second == first:
-        second = free_base_port()
-    blocks = iter([first, second])
-    monkeypatch.setattr(kafka_cluster, "free_base_port", lambda: next(blocks))
+    first, squatter = held_block(lambda layout: layout.replication_proxy_port(1))
+
+    def blocks() -> Iterator[int]:
+        yield first
+        while True:
+            yield free_base_port()
+
+    chosen = blocks()
+    monkeypatch.setattr(kafka_cluster, "free_base_port", lambda: next(chosen))
     target = kafka_cluster.KafkaClusterTarget({"kafka-home": str(fake_home)})
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", ClusterLayout(base_port=first).replication_proxy_port(1)))
-        squatter.listen()
-        try:
-            with pytest.raises(Exception) as raised:
-                target.open("3.9", {})
-            assert not isinstance(raised.value, kafka_cluster.TargetUnavailable), raised.value
-            assert target.cluster is not None and target.cluster.layout.base_port == second
-        finally:
-            target.close()
+    try:
+        with pytest.raises(Exception) as raised:
+            target.open("3.9", {})
+        assert not isinstance(raised.value, kafka_cluster.TargetUnavailable), raised.value
+        assert target.cluster is not None and target.cluster.layout.base_port != first
+    finally:
+        target.close()
+        squatter.close()
