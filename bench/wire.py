@@ -32,6 +32,7 @@ observation by Raft Fetch; target ≥ 100 engine steps/s).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,20 @@ def start_server(release: str, log_dir: str, session_ms: int = 3000) -> tuple[su
         process.kill()
         raise SystemExit("serve-controller did not start")
     return process, int(match.group(2))
+
+
+@contextlib.contextmanager
+def served(release: str, session_ms: int = 3000) -> Iterator[tuple[int, str]]:
+    """A fresh serve-controller (its own metadata log: no replay of another's) for the block:
+    (port, log directory); stopped and its log removed after."""
+    log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")
+    process, port = start_server(release, log_dir, session_ms)
+    try:
+        yield port, log_dir
+    finally:
+        process.terminate()
+        process.wait(10)
+        shutil.rmtree(log_dir, ignore_errors=True)
 
 
 def prepared_target(port: int, log_dir: str, release: str) -> KafkaWireTarget:
@@ -177,19 +193,12 @@ def bench_sessions(release: str, examples: int, sessions: list[int]) -> dict[str
     so the session timeout bounds the rate."""
     figures = {}
     for session_ms in sessions:
-        log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")
-        process, port = start_server(release, log_dir, session_ms)
-        try:
+        with served(release, session_ms) as (port, log_dir):
             adapter = f"kafka-wire,bootstrap=127.0.0.1:{port},metadata-log={log_dir},session-timeout-ms={session_ms}"
             result = run_campaign(CampaignConfig(adapter=adapter, release=release, examples=examples, steps=30, seed=7,
                                                  batch_size=examples, stop_at_first=True))
-            figures[str(session_ms)] = {"runs": result.runs, "steps": result.steps,
-                                        "seconds": round(result.seconds, 2),
-                                        "steps_per_second": round(result.steps / result.seconds, 1)}
-        finally:
-            process.terminate()
-            process.wait(10)
-            shutil.rmtree(log_dir, ignore_errors=True)
+        figures[str(session_ms)] = {"runs": result.runs, "steps": result.steps, "seconds": round(result.seconds, 2),
+                                    "steps_per_second": round(result.steps / result.seconds, 1)}
     return figures
 
 
@@ -254,14 +263,8 @@ def main() -> int:
     for runs in lengths:
         parts.append((f"length {runs}", lambda p, d, n=runs: bench_campaign_length(p, d, args.kafka, n)))
     for part, bench in parts:
-        log_dir = tempfile.mkdtemp(prefix="isrcheck-bench-")  # a fresh server each: no replay of the other's log
-        process, port = start_server(args.kafka, log_dir)
-        try:
+        with served(args.kafka) as (port, log_dir):
             report[part] = bench(port, log_dir)
-        finally:
-            process.terminate()
-            process.wait(10)
-            shutil.rmtree(log_dir, ignore_errors=True)
     report["campaign_length"] = {str(n): report.pop(f"length {n}") for n in lengths}
     if "sessions" in wanted:
         report["sessions"] = bench_sessions(args.kafka, args.examples, [int(s) for s in args.sessions.split(",") if s])
