@@ -24,11 +24,10 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import get_state_machine_test
 from isrcheck.adapters.base import TargetFailure
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
-from isrcheck.conformance.engine.pair import PairRun
 from isrcheck.conformance.engine.provenance import current_provenance, properties_checked
 from isrcheck.conformance.engine.run_context import BudgetExhausted, CannotTest, FindingFailure, FinishedRun, RunContext
+from isrcheck.conformance.engine.step_checkers import ControllerChecker
 from isrcheck.conformance.engine.step_minimiser import minimised_counterexample
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.engine.worker_process import run_workers
@@ -276,15 +275,15 @@ class Worker:
             elif config.records_dir is not None:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
                 replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
-        monitor = getattr(getattr(run, "ref_session", None), "monitor", None)
+        monitor = getattr(getattr(run.reference_side or run.target_side, "session", None), "monitor", None)
         record = self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
                                 replay, run.skip_reason, states=getattr(monitor, "states", ()), unknown=run.unknown())
         if finished.cut_short:
             record["cut_short"] = CUT_SHORT_OVERRUN
-        if config.record_history and isinstance(run, PairRun):
-            record["history"] = controller_history_json(run.history, run.reference_scans, run.differential,
+        if config.record_history and isinstance(run.checker, ControllerChecker):
+            record["history"] = controller_history_json(run.history, run.checker.reference_scans, run.differential,
                                                         run.target.observable_fields)
-        elif config.record_history and isinstance(run, ClusterPairRun):
+        elif config.record_history:
             failure = None if run.failure is None else run.failure.to_json()
             record["history"] = cluster_history_json(run.history, failure)
         return record
@@ -316,7 +315,7 @@ class Worker:
             "mutant_title": self.mutant_title,
             "mutant_ticket": self.mutant_ticket,
             "level": config.level,
-            # cluster-level runs judge the target by its properties alone (cluster_pair.py): never compared
+            # cluster-level runs judge the target by its properties alone (run.py): never compared
             "differential": config.differential and config.level != "cluster",
             "steps": len(trace),
             "duration_s": round(seconds, 6),

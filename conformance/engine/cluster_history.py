@@ -1,88 +1,47 @@
-"""A black-box cluster run as a history (Jepsen's history/checker split): the engine executes each
-operation on the target, then observes every partition it knows of, and appends both — with the
-wall time since the run started — to one list of plain JSON values. The properties are judged on
-that list by `isrcheck.conformance.properties.black_box_history`, here or offline from a record
-(`isrcheck check`). Every run ends the same way: `heal`, an observation, and a `consume` of every
-topic (what P-ACK and P-LIVE are judged on).
-
-History entries:
-* ``{"type": "op", "i", "t", "op", "args", "result"}`` (``result`` has ``"exception"`` when the
-  target raised);
-* ``{"type": "observe", "i", "t", "partition": "topic-p", "view": {exists, leader, isr, replicas,
-  leader_epoch, hw, brokers?, metadata_after_s?}, "t_end"}`` — ``t`` is when the Metadata in the view
-  was answered, ``t_end`` when the observation returned (records before this change have only
-  ``t``, the end).
+"""A black-box cluster run (Jepsen's history/checker split): the run (`run.black_box_run`)
+executes each operation on the target, then views every partition it knows of, and records both
+with their wall times in its history; the black-box forms of the properties judge that history
+(`step_checkers.BlackBoxChecker`) once it is finished, here or offline from a record
+(`isrcheck check`; the record's `entries`: contract/history/black_box_json.py). Every run ends the
+same way: `heal`, an observation, and a `consume` of every topic (what P-ACK and P-LIVE are
+judged on). A composite fault is bound to roles and run as primitive operations here.
 """
 
 from __future__ import annotations
 
-import time
-import traceback
-from dataclasses import dataclass, field
 from typing import Any
 
 from isrcheck.adapters.base import Target
+from isrcheck.conformance.engine.run import Run, black_box_run
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
-from isrcheck.conformance.properties.catalogue import judge_views as check_history
-from isrcheck.conformance.properties.checker import Violation
+from isrcheck.contract.history.black_box_json import black_box_entries
+from isrcheck.contract.operations.findings import Finding
+from isrcheck.contract.operations.step import Step
 
 History = list[dict[str, Any]]
 
 FINAL_STEPS = ("heal", "consume")
 
 
-@dataclass
-class HistoryRun:
-    target: Target
-    release: str
-    history: History = field(default_factory=list)
-    topics: set[str] = field(default_factory=set)
-    started: float = field(default_factory=time.monotonic)
+def primitive(op: str, args: dict[str, Any]) -> Step:
+    return Step(0, op, dict(args), None, {}, None)
 
-    def now(self) -> float:
-        return round(time.monotonic() - self.started, 3)
 
-    def op(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
-        t = self.now()
-        try:
-            result = dict(self.target.execute(op, args))
-        except Exception as error:  # a real system answers in many ways; the history keeps what happened
-            result = {"exception": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=3)}
-        self.history.append({"type": "op", "i": len(self.history), "t": t, "op": op, "args": dict(args),
-                             "result": result, "t_end": self.now()})
-        if op == "create_topic":
-            self.topics.add(str(args["topic"]))
-        return result
+def last_view(run: Run, topic: str) -> dict[str, Any] | None:
+    """The last view of `topic`'s partition 0 that showed it to exist."""
+    for step in reversed(run.history.steps):
+        for view in reversed(step.target.views or ()):
+            if view["partition"] == f"{topic}-0" and view["view"].get("exists"):
+                return dict(view["view"])
+    return None
 
-    def observe_all(self) -> None:
-        """One observation per topic. ``t`` is when the view's Metadata was answered — the start of
-        the observation plus the target's ``metadata_after_s``, or the start when it does not say —
-        not when the observation returned: a ListOffsets to a paused leader waits its request
-        timeout after the Metadata answer, and the ISR seen is as old as that answer."""
-        for topic in sorted(self.topics):
-            started = self.now()
-            view = dict(self.target.observe("partition", {"topic": topic, "partition": 0}))
-            seen = round(started + float(view.get("metadata_after_s", 0.0)), 3)
-            self.history.append({"type": "observe", "i": len(self.history), "t": seen,
-                                 "partition": f"{topic}-0", "view": view, "t_end": self.now()})
 
-    def step(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
-        result = self.op(op, args)
-        self.observe_all()
-        return result
-
-    def finish(self, heal_timeout_ms: int = 60000) -> None:
-        """The ending every run shares: heal, observe, read every topic back."""
-        self.op("heal", {"timeout_ms": heal_timeout_ms})
-        self.observe_all()
-        for topic in sorted(self.topics):
-            self.op("consume", {"topic": topic})
-
-    def last_view(self, topic: str) -> dict[str, Any] | None:
-        for e in reversed(self.history):
-            if e["type"] == "observe" and e["partition"] == f"{topic}-0" and e["view"].get("exists"):
-                return e["view"]
-        return None
+def finish(run: Run, heal_timeout_ms: int = 60000) -> list[Finding]:
+    """The ending every run shares: heal, observe, read every topic back; then the history is judged."""
+    run.step(primitive("heal", {"timeout_ms": heal_timeout_ms}))
+    for topic in sorted({str(step.args["topic"]) for step in run.history if step.op == "create_topic"}):
+        run.step(primitive("consume", {"topic": topic}))
+    return run.finish()
 
 
 STALE_EXPANSION = "stale_expansion"
@@ -134,23 +93,23 @@ def stale_expansion_steps(args: dict[str, Any], view: dict[str, Any] | None) -> 
 
 
 def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, Any]]],
-                config: HistoryConfig, heal_timeout_ms: int = 60000) -> tuple[History, list[Violation]]:
+                config: HistoryConfig, heal_timeout_ms: int = 60000) -> tuple[History, list[Finding]]:
     """Open a fresh system, run `steps` (each followed by an observation; a composite fault as its
-    primitive operations, roles bound from the last observation), finish, close; judge."""
+    primitive operations, roles bound from the last observation), finish, close; the history's
+    entries and the findings its judgement gave."""
     target.open(release, {})
-    run = HistoryRun(target, release)
+    run = black_box_run(target, release, config)
     failed = True
     try:
         for op, args in steps:
             if op == STALE_EXPANSION:
-                for inner_op, inner_args in stale_expansion_steps(args, run.last_view(str(args["topic"]))):
-                    run.step(inner_op, inner_args)
+                for inner_op, inner_args in stale_expansion_steps(args, last_view(run, str(args["topic"]))):
+                    run.step(primitive(inner_op, inner_args))
                 continue
-            run.step(op, args)
-        run.finish(heal_timeout_ms)
-        violations = check_history(run.history, config)
-        failed = bool(violations)
-        return run.history, violations
+            run.step(primitive(op, args))
+        findings = finish(run, heal_timeout_ms)
+        failed = bool(findings)
+        return black_box_entries(run.history), findings
     finally:
         if failed and hasattr(target, "keep_logs"):
             target.keep_logs = True  # a launcher keeps a failed run's logs (and prints where)

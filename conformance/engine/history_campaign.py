@@ -1,8 +1,8 @@
 """A cluster-level campaign against a black-box cluster target (`kafka-cluster`, or any target that
 declares `black_box_history = True` and answers the operations of
 `isrcheck.adapters.real_kafka.kafka_cluster`): Hypothesis draws a workload and a nemesis, every
-run is a fresh cluster whose history (`cluster_history.HistoryRun`) is judged by the black-box
-properties, recorded with the run, and shrunk within the campaign's shrink budget.
+run is one `run.Run` (`black_box_run`) on a fresh or healed cluster, whose history is judged by the
+black-box properties, recorded with the run, and shrunk within the campaign's shrink budget.
 
 No reference runs alongside: a real cluster's timings are its own, so its history is judged by
 properties, not compared (docs/real-kafka.md, "Simulation and real cluster"). Draws depend on the
@@ -25,13 +25,14 @@ from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfigurati
 from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, plan_batches
 from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPANSION, History, run_history
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
+from isrcheck.conformance.engine.run import black_box_actors
+from isrcheck.conformance.engine.step_checkers import findings_of_entries
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import BLACK_BOX, unknown_properties, views_not_judged
-from isrcheck.conformance.properties.catalogue import judge_views as check_history
-from isrcheck.conformance.properties.checker import VIEWS, Violation
+from isrcheck.conformance.properties.checker import VIEWS
 from isrcheck.contract.errors import UsageError
-from isrcheck.contract.operations.findings import CRASH, VIOLATION, Finding
+from isrcheck.contract.operations.findings import CRASH, Finding
 from isrcheck.contract.records.schema import SCHEMA_ID
 from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
 
@@ -114,20 +115,9 @@ class HistoryFailure(Exception):
 class FinishedHistory:
     steps: Steps
     history: History
-    violations: list[Violation]
     findings: list[Finding]
     started_at: float
     seconds: float
-
-
-def findings_of(history: History, violations: list[Violation]) -> list[Finding]:
-    by_index = {e["i"]: e for e in history}
-    findings = []
-    for v in violations:
-        entry = by_index.get(v.step, {})
-        operation = entry.get("op") or ("observe" if entry.get("type") == "observe" else "cluster")
-        findings.append(Finding(VIOLATION, operation, v.step, v.message, property=v.property, evidence=v.evidence))
-    return findings
 
 
 @dataclass
@@ -155,17 +145,14 @@ class HistoryWorker:
         config = history_config(target)
         started, clock = time.time(), time.monotonic()
         try:
-            history, violations = run_history(target, self.config.release, steps, config)
-            findings = findings_of(history, violations)
+            history, findings = run_history(target, self.config.release, steps, config)
         except (UnsupportedConfiguration, UsageError):
             raise  # not an outcome of this run: the campaign cannot run at all
         except TargetFailure as failure:
-            history, violations = [], []
-            findings = [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
+            history, findings = [], [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
         except Exception as error:  # an unexpected failure of the target or its launcher: an outcome, not an abort
-            history, violations = [], []
-            findings = [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
-        finished = FinishedHistory(steps, history, violations, findings, started, time.monotonic() - clock)
+            history, findings = [], [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
+        finished = FinishedHistory(steps, history, findings, started, time.monotonic() - clock)
         self.failed_starts = self.failed_starts + 1 if not history and findings else 0
         self.result.steps += len(steps)
         if findings and self.result.found_at is None:
@@ -193,8 +180,9 @@ class HistoryWorker:
             "counterexample": None if not run.findings else {
                 "length": len(run.steps),
                 "diverging_step": run.findings[0].step,
-                "steps": [{"index": n + 1, "op": e["op"], "args": e["args"], "src": actor(e["op"])[0],
-                           "dst": actor(e["op"])[1], "target": e["result"]} for n, e in enumerate(results)],
+                "steps": [{"index": n + 1, "op": e["op"], "args": e["args"],
+                           **dict(zip(("src", "dst"), black_box_actors(e["op"], e["args"]), strict=True)),
+                           "target": e["result"]} for n, e in enumerate(results)],
             },
             "replay": replay,
             "history": {"config": history_config(target).to_json(), "entries": run.history},
@@ -255,14 +243,6 @@ class HistoryWorker:
         return False
 
 
-def actor(op: str) -> tuple[str, str]:
-    if op in ("produce", "consume"):
-        return "client", "cluster"
-    if op in ("create_topic", "heal"):
-        return "harness", "cluster"
-    return "nemesis", "cluster"
-
-
 def is_black_box(config: CampaignConfig) -> bool:
     """Whether the target judges by history (it declares `black_box_history`)."""
     from isrcheck.adapters.catalogue.registry import make_target
@@ -302,7 +282,8 @@ def run_history_campaign(config: CampaignConfig,
     return result
 
 
-def rejudge(record: dict[str, Any]) -> list[Violation]:
+def rejudge(record: dict[str, Any]) -> list[Finding]:
     """`isrcheck check`: the properties judged again on a record's history."""
     history = record.get("history") or {}
-    return check_history(list(history.get("entries") or []), HistoryConfig.from_json(history.get("config") or {}))
+    return findings_of_entries(list(history.get("entries") or []),
+                               HistoryConfig.from_json(history.get("config") or {}))

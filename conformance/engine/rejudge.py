@@ -12,19 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from isrcheck.conformance.engine.history_campaign import findings_of, rejudge
-from isrcheck.conformance.engine.step_checkers import judge_pair_step
+from isrcheck.conformance.engine.history_campaign import rejudge
+from isrcheck.conformance.engine.step_checkers import ControllerChecker, ground_truth_unknown, judge_ground_truth
 from isrcheck.conformance.properties.catalogue import unknown_properties, views_not_judged
-from isrcheck.conformance.properties.checker import CONTROLLER_VIEW, GROUND_TRUTH, VIEWS
-from isrcheck.conformance.properties.monitor import PropertyMonitor
-from isrcheck.contract.history.controller_view import EMPTY
+from isrcheck.conformance.properties.checker import VIEWS
 from isrcheck.contract.history.history_json import (
     CLUSTER_LEVEL,
     CONTROLLER_LEVEL,
     cluster_history_from_json,
     controller_history_from_json,
 )
-from isrcheck.contract.operations.findings import VIOLATION, Finding
+from isrcheck.contract.operations.findings import Finding
 
 BLACK_BOX_LEVEL = "cluster (black-box history)"
 
@@ -50,9 +48,8 @@ def rejudge_record(record: dict[str, Any]) -> Rejudged | None:
         return rejudge_cluster(history)
     if "entries" in history:
         entries = list(history.get("entries") or [])
-        violations = rejudge(record)
         unknown = unknown_properties("cluster", [VIEWS], views_not_judged(entries))
-        return Rejudged(BLACK_BOX_LEVEL, findings_of(entries, violations), unknown, len(entries))
+        return Rejudged(BLACK_BOX_LEVEL, rejudge(record), unknown, len(entries))
     return None
 
 
@@ -61,21 +58,13 @@ def rejudge_controller(data: dict[str, Any]) -> Rejudged:
     observable = data.get("observable_fields")
     observable_fields = None if observable is None else frozenset(observable)
     differential = bool(data.get("differential", True))
-    target_before = reference_before = EMPTY
+    checker = ControllerChecker(differential, observable_fields, scans)
     findings: list[Finding] = []
-    observed = False
     for step in history:
-        findings = judge_pair_step(step, target_before, scans.get(step.index, reference_before), differential,
-                                   observable_fields)
-        observed = observed or step.target.observation is not None
+        findings = checker.judge(step)
         if findings:
             break
-        if step.target.observation is not None:
-            target_before = step.target.observation
-        if step.reference is not None and step.reference.observation is not None:
-            reference_before = step.reference.observation
-    recorded = [CONTROLLER_VIEW] if observed else []
-    return Rejudged(CONTROLLER_LEVEL, findings, unknown_properties(CONTROLLER_LEVEL, recorded), len(history))
+    return Rejudged(CONTROLLER_LEVEL, findings, checker.unknown(history), len(history))
 
 
 def rejudge_cluster(data: dict[str, Any]) -> Rejudged:
@@ -84,27 +73,9 @@ def rejudge_cluster(data: dict[str, Any]) -> Rejudged:
     first violation; a run its target ended by failing keeps that failure (it is what happened,
     not a judgement of the history)."""
     history = cluster_history_from_json(data)
-    monitor: PropertyMonitor | None = None
-    findings: list[Finding] = []
-    for step in history:
-        truth = step.target.ground_truth
-        if truth is None:
-            continue
-        if monitor is None:
-            monitor = PropertyMonitor()
-        if step.op == "heal":
-            monitor.check_liveness(truth)
-        monitor.observe(truth)
-        status = monitor.status("all")
-        if status["status"] == "violated":
-            first = status["first"]
-            findings = [Finding(VIOLATION, step.op, step.index, first["message"], property=first["property"],
-                                evidence=first.get("evidence") or {})]
-            break
+    findings, monitor = judge_ground_truth(history)
     failure = data.get("failure")
     if not findings and failure is not None:
         findings = [Finding(str(failure["kind"]), str(failure["operation"]), int(failure["step"]),
                             str(failure["message"]), property=failure.get("property"))]
-    unknown = unknown_properties(CLUSTER_LEVEL, [GROUND_TRUTH] if monitor is not None else [],
-                                 ["P-LIVE"] if monitor is None or monitor.liveness is None else [])
-    return Rejudged(CLUSTER_LEVEL, findings, unknown, len(history))
+    return Rejudged(CLUSTER_LEVEL, findings, ground_truth_unknown(monitor), len(history))

@@ -21,9 +21,8 @@ from typing import Any
 
 from hypothesis import event
 from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
 from isrcheck.conformance.engine.hypothesis_internals import example_overran
-from isrcheck.conformance.engine.pair import PairRun
+from isrcheck.conformance.engine.run import Run, cluster_run, controller_run
 from isrcheck.contract.errors import UsageError
 from isrcheck.contract.operations.findings import CRASH, ERROR, Finding
 from isrcheck.contract.operations.step import Step
@@ -55,7 +54,7 @@ class FindingFailure(AssertionError):
 
 @dataclass
 class FinishedRun:
-    run: PairRun | ClusterPairRun
+    run: Run
     seconds: float
     started_at: float
     cut_short: bool = False
@@ -79,7 +78,7 @@ class RunContext:
     level: str = "controller"
     target_is_reference: bool = False
     """The target is the reference itself (cluster level, no mutant): each run uses one simulation
-    as both sides (ClusterPairRun.shared) instead of stepping two identical ones."""
+    as both sides (`Run.shared`) instead of stepping two identical ones."""
     first_signature: str | None = None
     shrinking: bool = False
     last_failing: FinishedRun | None = None
@@ -114,11 +113,10 @@ class RunContext:
         reference = self.make_reference()
         target = reference if self.target_is_reference else self.make_target()
         reference.open(self.release, self.config)
-        run: PairRun | ClusterPairRun
         if self.level == "cluster":
-            run = ClusterPairRun(reference, target, self.release)
+            run = cluster_run(reference, target, self.release)
         else:
-            run = PairRun(reference, target, self.release, self.differential, self.observes_target)
+            run = controller_run(reference, target, self.release, self.differential, self.observes_target)
         if self.skip_reason is not None:
             run.skip_reason, run.silent = self.skip_reason, True
         elif target is not reference:
@@ -136,7 +134,7 @@ class RunContext:
         self._started[id(run)] = time.time()
         return run
 
-    def execute(self, run: PairRun | ClusterPairRun, step: Step) -> None:
+    def execute(self, run: Run, step: Step) -> None:
         if run.stopped:
             return
         self.check_deadline()
@@ -158,7 +156,7 @@ class RunContext:
             event(signature)
             raise FindingFailure(findings[0])
 
-    def finish_run(self, run: PairRun | ClusterPairRun) -> None:
+    def finish_run(self, run: Run) -> None:
         started = self._started.pop(id(run), time.time())
         finished = FinishedRun(run, time.time() - started, started, cut_short=example_overran())
         run.reference.close()

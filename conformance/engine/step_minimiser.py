@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from isrcheck.adapters.base import Target
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.run import Run, cluster_run
 from isrcheck.conformance.engine.run_context import FinishedRun
 from isrcheck.conformance.engine.targets import engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, SET_UP_STEPS
@@ -164,7 +164,7 @@ def reduce_steps(steps: list[Step], fails: Callable[[list[Step]], bool], keep: i
 
 
 def replay_cluster_steps(steps: Sequence[Step], make_target: Callable[[], Target] | None,
-                         release: str) -> ClusterPairRun:
+                         release: str) -> Run:
     """`steps` again on a fresh simulated cluster (and a fresh target beside it; None: the
     reference against itself), until the first finding. `isrcheck replay` runs a record's steps
     through it too."""
@@ -173,7 +173,7 @@ def replay_cluster_steps(steps: Sequence[Step], make_target: Callable[[], Target
     target = reference if make_target is None else make_target()
     if target is not reference:
         target.open(release, CLUSTER_CONFIG)
-    run = ClusterPairRun(reference, target, release)
+    run = cluster_run(reference, target, release)
     try:
         for step in steps:
             run.step(step)

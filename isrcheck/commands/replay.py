@@ -11,8 +11,7 @@ from typing import Any
 from isrcheck.adapters.base import Target
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.commands.run import LABELS
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
-from isrcheck.conformance.engine.pair import PairRun
+from isrcheck.conformance.engine.run import Run, controller_run
 from isrcheck.conformance.engine.step_minimiser import replay_cluster_steps
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
 from isrcheck.contract.errors import UsageError
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = record.get("level") == "cluster"
     make_target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster" if cluster else "controller")
     parsed = [Step(int(e["index"]), e["op"], dict(e["args"]), None, dict(e.get("as", {})), None) for e in steps]
-    pair: PairRun | ClusterPairRun
+    pair: Run
     if cluster:
         pair = replay_cluster_steps(parsed, make_target, release)
     else:
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         target = make_target()
         reference.open(release, {})
         target.open(release, {})
-        pair = PairRun(reference, target, release, differential=bool(record.get("differential", True)))
+        pair = controller_run(reference, target, release, differential=bool(record.get("differential", True)))
         pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
                                        for p in range(len(s["args"]["assignment"]))}))
         try:
@@ -104,14 +103,14 @@ def replay_history(record: dict[str, Any], steps: list[dict[str, Any]]) -> int:
 
     target = TargetSpec(record["adapter"]).factory("cluster")()
     config = HistoryConfig.from_json(record["history"].get("config") or {})
-    history, violations = run_history(target, record["release"], [(s["op"], dict(s["args"])) for s in steps], config)
+    history, findings = run_history(target, record["release"], [(s["op"], dict(s["args"])) for s in steps], config)
     for entry in history:
         if entry["type"] == "op":
             print(f"{entry['i']:>3} {entry['t']:>7.2f}s {entry['op']} {json.dumps(entry['args'])} → "
                   f"{json.dumps(entry['result'])[:300]}")
-    for violation in violations:
-        print(f"FOUND {violation.property} at entry {violation.step}: {violation.message}")
-    if violations:
+    for finding in findings:
+        print(f"FOUND {finding.property} at entry {finding.step}: {finding.message}")
+    if findings:
         return 1
     print("the recorded finding did not reproduce")
     return 0

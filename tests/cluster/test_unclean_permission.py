@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cluster_helpers import ENGINE_SET_UP
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.run import Run, cluster_run
 from isrcheck.conformance.engine.targets import engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
 from isrcheck.contract.operations.step import Step
@@ -33,7 +33,7 @@ LAST_MEMBERS_LOST: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def replay(steps: list[tuple[str, dict[str, Any]]], mutant: str | None, release: str = "4.1") -> ClusterPairRun:
+def replay(steps: list[tuple[str, dict[str, Any]]], mutant: str | None, release: str = "4.1") -> Run:
     """The steps on a simulated cluster (a mutant beside the reference), left open to inspect."""
     reference = engine_cluster()
     reference.open(release, CLUSTER_CONFIG)
@@ -41,7 +41,7 @@ def replay(steps: list[tuple[str, dict[str, Any]]], mutant: str | None, release:
     if mutant is not None:
         target = engine_cluster(**CATALOGUE[mutant].cluster_kwargs())
         target.open(release, CLUSTER_CONFIG)
-    run = ClusterPairRun(reference, target, release)
+    run = cluster_run(reference, target, release)
     for index, (op, args) in enumerate(steps):
         run.step(Step(index, op, dict(args), None, {}, None))
         if run.stopped:

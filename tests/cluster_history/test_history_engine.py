@@ -53,15 +53,14 @@ def test_an_observation_is_stamped_when_its_metadata_was_answered() -> None:
     the entry's `t` is the Metadata answer, `t_end` the return — P-ELIG judges the ISR at `t`."""
     import time
 
-    from isrcheck.conformance.engine.cluster_history import HistoryRun
+    from isrcheck.conformance.engine.sides import BlackBoxSide
 
     class SlowListOffsets:
         def observe(self, what: str, args: dict[str, object]) -> dict[str, object]:
             time.sleep(0.3)
             return {"exists": True, "leader": 101, "isr": [101], "replicas": [101], "metadata_after_s": 0.05}
 
-    run = HistoryRun(SlowListOffsets(), "3.9")  # type: ignore[arg-type]
-    run.topics.add("t")
-    run.observe_all()
-    [entry] = run.history
+    side = BlackBoxSide(SlowListOffsets(), time.monotonic())  # type: ignore[arg-type]
+    side.topics.add("t")
+    [entry] = side.views()
     assert entry["t_end"] - entry["t"] >= 0.25 and entry["t"] <= 0.1, entry

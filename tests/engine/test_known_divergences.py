@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from isrcheck.adapters.reference.controller_target import ReferenceTarget
 from isrcheck.conformance.engine.campaign import FAILED, KNOWN_ONLY, CampaignConfig, outcome_of, run_campaign
-from isrcheck.conformance.engine.pair import PairRun
+from isrcheck.conformance.engine.run import Run, controller_run
 from isrcheck.contract.history.controller_view import ControllerObservation
 from isrcheck.contract.operations.known_divergences import KNOWN_DIVERGENCES, DivergingStep, factor_from_any_partition
 from isrcheck.contract.operations.step import Step
@@ -46,11 +46,11 @@ SHRUNK = [
 EQUAL_FACTORS = [s for s in SHRUNK if s.op != "reassign"]
 
 
-def paired(target: Any, steps: list[Step]) -> PairRun:
+def paired(target: Any, steps: list[Step]) -> Run:
     reference, tgt = ReferenceTarget(), target
     reference.open("3.9", {})
     tgt.open("3.9", {})
-    run = PairRun(reference, tgt, "3.9", brokers=[1, 2, 3], partitions=[("t0", p) for p in range(4)])
+    run = controller_run(reference, tgt, "3.9", brokers=[1, 2, 3], partitions=[("t0", p) for p in range(4)])
     for s in [*setup(), *steps]:
         run.step(s)
     return run

@@ -1,5 +1,5 @@
 """The reference against itself at the cluster level steps one simulation, not two identical ones
-(ClusterPairRun.shared), and finds exactly what two would: the same verdicts, of the same kind."""
+(`Run.shared`), and finds exactly what two would: the same verdicts, of the same kind."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from isrcheck.adapters.reference.cluster_target import ReferenceClusterTarget
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
-from isrcheck.conformance.engine.cluster_pair import ClusterPairRun
+from isrcheck.conformance.engine.run import Run, cluster_run
 from isrcheck.conformance.engine.targets import cluster_options, engine_cluster
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG
 from isrcheck.contract.operations.step import Step
@@ -46,7 +46,7 @@ def test_a_mutant_still_runs_beside_its_own_reference(monkeypatch: pytest.Monkey
     assert len(calls) == 2 * sum(record["steps"] for record in records)
 
 
-def replay(run: ClusterPairRun, steps: list[dict[str, Any]]) -> ClusterPairRun:
+def replay(run: Run, steps: list[dict[str, Any]]) -> Run:
     for step in steps:
         if run.step(Step(0, step["op"], step["args"], None, {}, None)):
             break
@@ -68,9 +68,9 @@ def test_a_shared_simulation_reports_what_two_report(tmp_path: Path) -> None:
     found = next(r for r in records if r["findings"])
     steps = found["counterexample"]["steps"]
     options = cluster_options(CATALOGUE["B03a"])
-    apart = replay(ClusterPairRun(opened({}), opened(options), "4.1"), steps)
+    apart = replay(cluster_run(opened({}), opened(options), "4.1"), steps)
     mutant = opened(options)
-    shared = replay(ClusterPairRun(mutant, mutant, "4.1"), steps)
+    shared = replay(cluster_run(mutant, mutant, "4.1"), steps)
     assert shared.shared and not apart.shared
     assert apart.findings and apart.findings[0].kind == "violation"
     assert [f.to_json() for f in shared.findings] == [f.to_json() for f in apart.findings]

@@ -254,7 +254,7 @@ def test_the_reference_grows_a_topic_as_kafkas_own_controller_does(target: Kafka
     and on Kafka 3.9.0's own ReplicationControlManager: both refuse the growth (the factor is
     partition 2's, reference_impl/timeline_order.py), with or without the reassignment that makes
     the factors differ. The KD1 scenario file holds on both."""
-    from isrcheck.conformance.engine.pair import PairRun
+    from isrcheck.conformance.engine.run import controller_run
     from isrcheck.contract.operations.step import Step
 
     def step(op: str, **args: object) -> Step:
@@ -269,7 +269,7 @@ def test_the_reference_grows_a_topic_as_kafkas_own_controller_does(target: Kafka
         reference = ReferenceTarget()
         reference.open("3.9", {})
         target.open("3.9", {})
-        run = PairRun(reference, target, "3.9", brokers=[1, 2, 3], partitions=[("t0", p) for p in range(4)])
+        run = controller_run(reference, target, "3.9", brokers=[1, 2, 3], partitions=[("t0", p) for p in range(4)])
         setup = [step(op, broker=b) for b in (1, 2, 3) for op in ("register_broker", "unfence_broker")]
         for s in [*setup, *steps]:
             run.step(s)
