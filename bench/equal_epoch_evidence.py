@@ -106,10 +106,11 @@ def main() -> int:
     steps = equal_epoch_default_steps(args.trigger, args.first_change)
     config = HistoryConfig(session_timeout_ms=KAFKA_SESSION_TIMEOUT_MS)
     try:
-        history, violations = run_history(target, args.kafka, steps, config)
+        history, findings = run_history(target, args.kafka, steps, config)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        verdict = [v.to_json() for v in violations]
+        verdict = [{"property": f.property, "step": f.step, "message": f.message, "evidence": f.evidence}
+                   for f in findings]
         record: dict[str, Any] = {"release": args.kafka, "kafka_home": str(home), "options": options,
                                   "trigger": args.trigger, "first_change": args.first_change,
                                   "config": {"session_timeout_ms": config.session_timeout_ms},

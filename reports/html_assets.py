@@ -64,6 +64,7 @@ td.when { white-space: nowrap; font-family: var(--mono); font-size: 12px; }
 .badge.violation, .badge.no { background: var(--bad-soft); color: var(--bad); border-color: #f0b4b4; }
 .badge.divergence { background: #eef3fb; color: var(--accent); border-color: #bfd0ea; }
 .badge.timeout { background: #fff4e2; color: var(--warn); border-color: #f1cf95; }
+.badge.warn { background: #fff4e2; color: var(--warn); border-color: #f1cf95; }
 .badge.crash { background: #f3ecfa; color: #6d3aa0; border-color: #d5c2ea; }
 .badge.yes { background: var(--good-soft); color: var(--good); border-color: #b9dcc3; }
 .badge.control { font-family: inherit; font-weight: 500; margin-left: 4px; }

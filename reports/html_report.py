@@ -228,7 +228,8 @@ def _matrix(matrix: dict[str, Any], properties: Sequence[dict[str, Any]]) -> str
     return ('<section id="matrix"><h2>Properties: where they broke and where they held</h2>'
             '<p class="muted">Per target and release: a red cell counts the runs with a finding of that property '
             "(divergences, timeouts, crashes and engine errors under their kind), its shade the share of the row's "
-            "runs; ✓ the property was checked in those runs and never broke; · not checked there.</p>"
+            "runs; ✓ the property was judged in those runs and never broke; · not judged there (not checked, or "
+            "unknown: the runs' histories could not judge it — see the legend).</p>"
             '<div class="scroll"><table class="matrix"><thead><tr><th>target</th><th>release</th>'
             f'<th class="num">runs</th><th class="num">with findings</th>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>{_property_legend(properties)}</section>')
@@ -242,17 +243,24 @@ def _property_legend(properties: Sequence[dict[str, Any]]) -> str:
     for entry in properties:
         name = str(entry.get("property"))
         checked, violated = int(entry.get("runs_checked") or 0), int(entry.get("runs_violated") or 0)
+        unknown = int(entry.get("runs_unknown") or 0)
         if violated:
             status = f'<span class="badge no">broken in {violated:,} run(s)</span>'
         elif checked:
             status = '<span class="badge yes">held</span>'
+        elif unknown:
+            status = '<span class="badge warn">unknown</span>'
         else:
             status = '<span class="badge">not checked</span>'
+        if unknown and (violated or checked):
+            status += f' <span class="badge warn">unknown in {unknown:,} run(s)</span>'
         rows.append(f'<tr data-property="{esc(name)}"><td class="mono">{esc(name)}</td>'
                     f'<td>{esc(PROPERTY_HELP.get(name, "(no description in this report)"))}</td>'
-                    f'<td class="num">{checked:,}</td><td>{status}</td></tr>')
+                    f'<td class="num">{checked:,}</td><td class="num">{unknown:,}</td><td>{status}</td></tr>')
     return ('<h3 style="margin-top:14px">Property legend</h3><table class="legend-table"><thead><tr><th>property</th>'
-            '<th>what it means</th><th class="num">runs that checked it</th><th>result</th></tr></thead>'
+            '<th>what it means</th><th class="num">runs that judged it</th>'
+            '<th class="num" title="runs whose history could not judge it (the record\'s unknown): never a pass">'
+            'runs it was unknown</th><th>result</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 

@@ -107,6 +107,8 @@ class PlainSummary:
     checked: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     properties_checked: Counter[str] = field(default_factory=Counter)
     properties_violated: Counter[str] = field(default_factory=Counter)
+    properties_unknown: Counter[str] = field(default_factory=Counter)
+    """Runs whose history could not judge the property (the record's `unknown`): never counted as held."""
     coverage: Counter[str] = field(default_factory=Counter)
 
     def add(self, record: dict[str, Any]) -> None:
@@ -132,10 +134,11 @@ class PlainSummary:
         self.order.append((started, run_id, len(findings), signatures))
         for column in {layout.matrix_column(f["kind"], f["property"]) for f in findings}:
             self.cells[target, release, column] += 1
-        checked = set(record.get("properties") or [])
-        for name in checked:
+        unknown = set(record.get("unknown") or [])
+        for name in set(record.get("properties") or []) - unknown:  # judged: listed, and not unknown
             self.checked[target, release, name] += 1
             self.properties_checked[name] += 1
+        self.properties_unknown.update(unknown)
         for name in {f["property"] for f in findings if f["kind"] == "violation" and f["property"] is not None}:
             self.properties_violated[name] += 1
         self.coverage.update(set(record.get("coverage") or []))
@@ -243,7 +246,8 @@ class PlainSummary:
             "mutants": self._mutants(),
             "bugs": self._bugs(),
             "ran": self._ran(),
-            "properties": properties_section(self.properties_checked, self.properties_violated),
+            "properties": properties_section(self.properties_checked, self.properties_violated,
+                                             self.properties_unknown),
             "coverage": [{"point": point, "runs": self.coverage[point]} for point in sorted(self.coverage)],
         }
 
@@ -471,11 +475,13 @@ def sort_ran(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: (e["level"], e["target"], layout.release_key(e["release"]), e["adapter"]))
 
 
-def properties_section(checked: Counter[str], violated: Counter[str]) -> list[dict[str, Any]]:
-    """Every property some run checked or some finding named: runs that checked it, runs that broke it."""
-    names = layout.column_order(set(checked) | set(violated))
-    return [{"property": name, "runs_checked": checked.get(name, 0), "runs_violated": violated.get(name, 0)}
-            for name in names]
+def properties_section(checked: Counter[str], violated: Counter[str], unknown: Counter[str]) -> list[dict[str, Any]]:
+    """Every property some run checked, could not judge, or some finding named: runs that judged it
+    (listed in the record's `properties` and not in its `unknown`), runs that broke it, runs whose
+    history could not judge it — an unknown is shown as such, never as a pass."""
+    names = layout.column_order(set(checked) | set(violated) | set(unknown))
+    return [{"property": name, "runs_checked": checked.get(name, 0), "runs_violated": violated.get(name, 0),
+             "runs_unknown": unknown.get(name, 0)} for name in names]
 
 
 def summarize_files(files: Sequence[Path]) -> dict[str, Any]:

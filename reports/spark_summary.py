@@ -240,15 +240,19 @@ def _ran_groups(runs: DataFrame) -> list[Row]:
 
 
 def _list_counts(runs: DataFrame) -> list[Row]:
-    """Runs that checked each property per target × release (`list` "property") and runs that
-    reached each coverage point (`list` "coverage"), one query: a run lists each once (or its
-    duplicates are dropped), so exploding its distinct items counts runs."""
+    """Runs that judged each property per target × release (`list` "property": listed in the
+    record's `properties` and not in its `unknown`), runs that could not judge it (`list`
+    "unknown") and runs that reached each coverage point (`list` "coverage"), one query: a run
+    lists each once (or its duplicates are dropped), so exploding its distinct items counts runs."""
+    unknown = F.coalesce(F.col("unknown"), F.array().cast("array<string>"))
     checked = runs.select("target", "release", F.lit("property").alias("list"),
-                          F.explode(F.array_distinct("properties")).alias("name"))
+                          F.explode(F.array_except(F.array_distinct("properties"), unknown)).alias("name"))
     none = F.lit(None).cast("string")
+    unjudged = runs.select(none.alias("target"), none.alias("release"), F.lit("unknown").alias("list"),
+                           F.explode(F.array_distinct("unknown")).alias("name"))
     reached = runs.select(none.alias("target"), none.alias("release"), F.lit("coverage").alias("list"),
                           F.explode(F.array_distinct("coverage")).alias("name"))
-    return (checked.unionByName(reached).groupBy("list", "target", "release", "name")
+    return (checked.unionByName(unjudged).unionByName(reached).groupBy("list", "target", "release", "name")
             .agg(F.count(F.lit(1)).alias("runs")).collect())
 
 
@@ -529,11 +533,14 @@ def _ran(rows: list[Row]) -> list[dict[str, Any]]:
 
 def _properties(findings: list[Row], lists: list[Row]) -> list[dict[str, Any]]:
     checked: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
     for row in lists:
         if row["list"] == "property":
             checked[row["name"]] += row["runs"]
+        elif row["list"] == "unknown":
+            unknown[row["name"]] += row["runs"]
     violated: Counter[str] = Counter()
     for row in findings:
         if row["violated_runs"]:
             violated[row["property"]] += row["violated_runs"]
-    return properties_section(checked, violated)
+    return properties_section(checked, violated, unknown)

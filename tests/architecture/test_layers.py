@@ -262,3 +262,31 @@ def test_the_concept_check_flags_a_second_definition_and_a_verdict_elsewhere(tmp
     assert any("P-X is defined 2 times" in line for line in found)
     assert any(line.startswith("engine.py:1: judges P-X outside") for line in found)
     assert concept_violations([("p_x", first)]) == []
+
+
+def run_loops(modules: list[tuple[str, Path]]) -> list[str]:
+    """Every class with a method that executes one `Step` of a run (`def step(self, step: Step)`):
+    the engine's run loop is written once (conformance/engine/run.py), whatever the level."""
+    found = []
+    for name, path in modules:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for method in node.body:
+                if (isinstance(method, ast.FunctionDef) and method.name == "step" and len(method.args.args) == 2
+                        and isinstance(method.args.args[1].annotation, ast.Name)
+                        and method.args.args[1].annotation.id == "Step"):
+                    found.append(f"{name}.{node.name}")
+    return found
+
+
+def test_one_run_loop_for_every_level() -> None:
+    assert run_loops(list(source_modules())) == ["isrcheck.conformance.engine.run.Run"]
+
+
+def test_the_run_loop_check_flags_a_second_loop(tmp_path: Path) -> None:
+    second = tmp_path / "pair.py"
+    second.write_text("class PairRun:\n    def step(self, step: Step) -> list[Finding]:\n        return []\n")
+    other = tmp_path / "cluster.py"
+    other.write_text("class Cluster:\n    def step(self, rng: Random) -> bool:\n        return True\n")
+    assert run_loops([("pair", second), ("cluster", other)]) == ["pair.PairRun"]

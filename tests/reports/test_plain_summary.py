@@ -148,12 +148,34 @@ def test_what_ran_properties_and_coverage(summary: dict[str, Any]) -> None:
     assert (reference["seed_min"], reference["seed_max"]) == (1000, 1014)  # runs 0-5 and 14
     assert ran["reference+B02", "3.5"]["versions"] == []  # its records do not say
     properties = {p["property"]: p for p in summary["properties"]}
-    assert properties["P-ELIG"] == {"property": "P-ELIG", "runs_checked": 10, "runs_violated": 3}
+    assert properties["P-ELIG"] == {"property": "P-ELIG", "runs_checked": 10, "runs_violated": 3, "runs_unknown": 0}
     assert properties["P-LEAD"]["runs_violated"] == 0 and properties["P-LEAD"]["runs_checked"] == 10
-    assert properties["P-ACK"] == {"property": "P-ACK", "runs_checked": 0, "runs_violated": 2}
+    assert properties["P-ACK"] == {"property": "P-ACK", "runs_checked": 0, "runs_violated": 2, "runs_unknown": 0}
     assert summary["coverage"] == [{"point": "alter_partition:INELIGIBLE_REPLICA", "runs": 3},
                                    {"point": "alter_partition:NONE", "runs": 10},
                                    {"point": "create_topic:NONE", "runs": 4}, {"point": "fence_broker", "runs": 4}]
+
+
+UNKNOWN_MIX = [("P-ELIG", "P-LOG"), ("P-LOG",), ()]
+"""The `unknown` of three black-box-like runs that all list P-ELIG, P-LOG and P-LEAD."""
+
+
+def unknown_mix_records() -> list[dict[str, Any]]:
+    listed = ["P-ELIG", "P-LOG", "P-LEAD"]
+    return [make_record(n, properties=listed, unknown=list(unknown), target="kafka-cluster", release="3.9")
+            for n, unknown in enumerate(UNKNOWN_MIX)]
+
+
+def test_an_unknown_property_is_counted_apart_and_never_as_held(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in unknown_mix_records()), encoding="utf-8")
+    summary = summarize_files([path])
+    properties = {p["property"]: p for p in summary["properties"]}
+    assert properties["P-LOG"] == {"property": "P-LOG", "runs_checked": 1, "runs_violated": 0, "runs_unknown": 2}
+    assert properties["P-ELIG"] == {"property": "P-ELIG", "runs_checked": 2, "runs_violated": 0, "runs_unknown": 1}
+    assert properties["P-LEAD"]["runs_checked"] == 3 and properties["P-LEAD"]["runs_unknown"] == 0
+    [row] = summary["matrix"]["rows"]
+    assert row["checked"] == {"P-ELIG": 2, "P-LOG": 1, "P-LEAD": 3}  # judged runs only
 
 
 def test_distributions_and_timeline(summary: dict[str, Any]) -> None:

@@ -66,6 +66,20 @@ def test_one_parquet_table_is_written_and_it_holds_every_line(spark: Any, spark_
     assert shortest["violation:alter_partition:P-ELIG:"] == "c1-0008"
 
 
+def test_spark_and_plain_count_unknown_properties_alike(spark: Any, tmp_path: Path) -> None:
+    from isrcheck.reports.spark_summary import summarize
+    from test_plain_summary import unknown_mix_records
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in unknown_mix_records()), encoding="utf-8")
+    distributed = summarize(spark, [path], tmp_path / "out")
+    plain = summarize_files([path])
+    assert distributed["properties"] == plain["properties"]
+    assert {p["property"]: p["runs_unknown"] for p in distributed["properties"]} == {
+        "P-ELIG": 1, "P-LOG": 2, "P-LEAD": 0}
+    assert distributed["matrix"] == plain["matrix"]
+
+
 @pytest.mark.slow
 def test_spark_and_plain_agree_on_synthetic_records(spark: Any, tmp_path: Path) -> None:
     """A realistic mix: thousands of runs, ~30 signatures, truncated lines in several files."""
