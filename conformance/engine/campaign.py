@@ -360,6 +360,11 @@ class Worker:
         self.writer.write(record)
         self.count(record, [finding])
 
+    @property
+    def halted(self) -> bool:
+        """The target refused the configuration, which is the same for every run: the worker stops."""
+        return self.result.skip_reason is not None
+
     def shutdown(self) -> None:
         """End the shared target's session: controller processes it started must stop with the
         campaign, not linger until the interpreter exits (a pool worker, ended by SIGTERM when
@@ -449,6 +454,20 @@ def phases(targeted: bool) -> list[Phase]:
     return [Phase.generate, *([Phase.target] if targeted else []), Phase.shrink]
 
 
+def campaign_worker(config: CampaignConfig, worker: int) -> Any:
+    """The worker for this campaign's runs: a `Worker` (Hypothesis state machines drawing from the
+    reference's state, each run a `run.Run` beside the reference), or, for a black-box cluster
+    target (one that declares `black_box_history`), a `history_campaign.HistoryWorker` (a drawn
+    workload and nemesis, each run a `black_box_run` judged on its history). Both answer
+    `run_batch`, `halted`, `shutdown`, `writer`, `result` and `deadline`."""
+    if config.level == "cluster" and config.adapter != "reference" and config.mutant is None:
+        from isrcheck.conformance.engine import history_campaign
+
+        if history_campaign.is_black_box(config):
+            return history_campaign.HistoryWorker(config, worker)
+    return Worker(config, worker)
+
+
 def worker_main(config: CampaignConfig, worker: int, batches: Iterable[tuple[int, int]],
                 stop_event: Any, progress_queue: Any, deadline: float | None = None) -> CampaignResult:
     """Run `batches` in this process. `deadline` (time.time()) is the campaign's budget, counted
@@ -457,7 +476,7 @@ def worker_main(config: CampaignConfig, worker: int, batches: Iterable[tuple[int
         if progress_queue is not None:
             progress_queue.put((worker, runs, steps, findings))
 
-    instance = Worker(config, worker)
+    instance = campaign_worker(config, worker)
     if deadline is None and config.budget_s is not None:
         deadline = time.time() + config.budget_s
     instance.deadline = deadline
@@ -469,7 +488,7 @@ def worker_main(config: CampaignConfig, worker: int, batches: Iterable[tuple[int
                 break
             stop = instance.run_batch(batch, examples)
             progress(instance.result.runs, instance.result.steps, sum(instance.result.signatures.values()))
-            if instance.result.skip_reason is not None:
+            if instance.halted:
                 break  # the configuration is the same for every run: refused once, refused always
             if stop and config.stop_at_first:
                 if stop_event is not None:
@@ -503,11 +522,6 @@ def iter_batches(config: CampaignConfig) -> Iterator[tuple[int, int]]:
 
 def run_campaign(config: CampaignConfig, on_progress: Callable[[int, int, int, float], None] | None = None
                  ) -> CampaignResult:
-    if config.level == "cluster" and config.adapter != "reference" and config.mutant is None:
-        from isrcheck.conformance.engine import history_campaign
-
-        if history_campaign.is_black_box(config):
-            return history_campaign.run_history_campaign(config, on_progress)
     started = time.monotonic()
     deadline = None if config.budget_s is None else time.time() + config.budget_s
     plan = iter_batches(config)

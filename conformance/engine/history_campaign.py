@@ -8,13 +8,16 @@ No reference runs alongside: a real cluster's timings are its own, so its histor
 properties, not compared (docs/real-kafka.md, "Simulation and real cluster"). Draws depend on the
 seed alone (`seed_only_draws`), so `--seed S --examples N` replays a batch's draws; the cluster's
 answers may differ between replays (a real cluster is not deterministic).
+
+Its `HistoryWorker` runs batches as `campaign.Worker` does, in `campaign.worker_main`: so
+`--workers N` gives each worker process its own cluster (kafka-cluster picks a free port block per
+cluster), and `--spark` one per task, each writing its own records.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +25,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from isrcheck.adapters.base import Target, TargetFailure, UnsupportedConfiguration
-from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, plan_batches
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, outcome_of
 from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPANSION, History, run_history
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.run import black_box_actors
@@ -122,26 +125,44 @@ class FinishedHistory:
 
 @dataclass
 class HistoryWorker:
+    """A campaign worker (`campaign.worker_main`, a `--workers` process or a `--spark` task) for a
+    black-box cluster: the same interface as `campaign.Worker` (`run_batch`, `halted`,
+    `shutdown`, `writer`, `result`, `deadline`), with a cluster of its own — kept across its runs
+    when the target can be reused (`kafka-cluster`), on a port block of its own."""
+
     config: CampaignConfig
+    worker: int = 0
     result: CampaignResult = field(default_factory=CampaignResult)
     counter: int = 0
     deadline: float | None = None
+    """time.time() after which no run starts (the campaign's budget)."""
     unsupported: bool = False
     failed_starts: int = 0
-    """Runs in a row whose cluster did not start; at MAX_FAILED_STARTS the campaign stops (the
+    """Runs in a row whose cluster did not start; at MAX_FAILED_STARTS the worker stops (the
     machine, not the system under test, is broken: ports, disk, memory)."""
 
     def __post_init__(self) -> None:
         self.spec = TargetSpec(self.config.adapter, None, self.config.timeout_s)
         self.make_target = self.spec.factory("cluster")
-        self.writer = RecordWriter(self.config.records_dir, self.config.campaign_id, 0)
+        self.writer = RecordWriter(self.config.records_dir, self.config.campaign_id, self.worker)
         if self.writer.path is not None:
             self.result.records_files.append(str(self.writer.path))
+
+    @property
+    def halted(self) -> bool:
+        """The worker cannot go on: the target refused the configuration, or clusters keep failing to start."""
+        return self.unsupported or self.failed_starts >= MAX_FAILED_STARTS
+
+    def shutdown(self) -> None:
+        """Stop the cluster kept between runs (a reusable target's)."""
+        shutdown = getattr(self.make_target, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
 
     def run_once(self, steps: Steps) -> FinishedHistory:
         target = self.make_target()
         if hasattr(target, "reuse"):
-            target.reuse = True  # a cluster kept between runs; `run_history_campaign` shuts it down at the end
+            target.reuse = True  # a cluster kept between runs; `shutdown` stops it at the end
         config = history_config(target)
         started, clock = time.time(), time.monotonic()
         try:
@@ -154,6 +175,9 @@ class HistoryWorker:
             history, findings = [], [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
         finished = FinishedHistory(steps, history, findings, started, time.monotonic() - clock)
         self.failed_starts = self.failed_starts + 1 if not history and findings else 0
+        if self.failed_starts == MAX_FAILED_STARTS:
+            print(f"isrcheck: {MAX_FAILED_STARTS} clusters in a row did not start; worker {self.worker} stops",
+                  file=sys.stderr)
         self.result.steps += len(steps)
         if findings and self.result.found_at is None:
             self.result.found_at = time.monotonic()
@@ -162,12 +186,12 @@ class HistoryWorker:
     def record(self, run: FinishedHistory, batch_seed: int, batch_examples: int, shrunk: bool) -> None:
         config = self.config
         self.counter += 1
-        run_id = f"{config.campaign_id}-w0-{self.counter:06d}"
+        run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
         replay = None
         if run.findings:
             replay = (config.replay_command(batch_seed, batch_examples) if shrunk
                       else f"isrcheck replay {self.writer.path} --run {run_id}" if self.writer.path else None)
-        outcome = "pass" if not run.findings else ("crash" if run.findings[0].kind == CRASH else "finding")
+        outcome = outcome_of(run.findings)
         results = [e for e in run.history if e["type"] == "op" and e["op"] not in FINAL_STEPS]
         target = self.make_target()
         record = {
@@ -209,7 +233,7 @@ class HistoryWorker:
                   print_blob=False)
         @given(steps_strategy(brokers, config.steps))
         def test(steps: Steps) -> None:
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and time.time() > self.deadline:
                 return  # the budget is spent: the remaining examples of this batch do not run
             if self.failed_starts >= MAX_FAILED_STARTS:
                 return
@@ -248,38 +272,6 @@ def is_black_box(config: CampaignConfig) -> bool:
     from isrcheck.adapters.catalogue.registry import make_target
 
     return bool(getattr(make_target(config.adapter, config.timeout_s), "black_box_history", False))
-
-
-def run_history_campaign(config: CampaignConfig,
-                         on_progress: Callable[[int, int, int, float], None] | None = None) -> CampaignResult:
-    """Batches in order (one process: a cluster takes most of a 2-core machine), within the budget."""
-    started = time.monotonic()
-    deadline = None if config.budget_s is None else started + config.budget_s
-    worker = HistoryWorker(config, deadline=deadline)
-    try:
-        for batch, examples in plan_batches(config):
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            stop = worker.run_batch(batch, examples)
-            if on_progress is not None:
-                on_progress(worker.result.runs, worker.result.steps, sum(worker.result.signatures.values()),
-                            time.monotonic() - started)
-            if worker.unsupported or (stop and config.stop_at_first):
-                break
-            if worker.failed_starts >= MAX_FAILED_STARTS:
-                print(f"isrcheck: {MAX_FAILED_STARTS} clusters in a row did not start; the campaign stops",
-                      file=sys.stderr)
-                break
-    finally:
-        worker.writer.close()
-        shutdown = getattr(worker.make_target, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
-    result = worker.result
-    result.seconds = time.monotonic() - started
-    if result.found_at is not None:
-        result.seconds_to_first_finding = result.found_at - started
-    return result
 
 
 def rejudge(record: dict[str, Any]) -> list[Finding]:

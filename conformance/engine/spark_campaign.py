@@ -2,7 +2,8 @@
 one machine.
 
 The driver only plans and merges: task *t* of *T* runs the seeded batches `t, t+T, t+2T, …` of
-the same plan a local campaign uses (as `--workers` shares them), with the same `Worker`, so
+the same plan a local campaign uses (as `--workers` shares them), with the same worker
+(`campaign.campaign_worker`: a black-box cluster target gets a cluster per task), so
 batch *b* still uses seed `S + b` and every replay command stays valid. Each task writes its
 records to `<records>/<campaign>-w<t>.jsonl` — on a cluster `--records` must be a path every
 executor and the driver can reach (a shared file system) — and returns its `CampaignResult`,
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 from itertools import count
 from typing import TYPE_CHECKING
 
-from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, Worker, plan_batches
+from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult, campaign_worker, plan_batches
 from isrcheck.contract.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def run_task(config: CampaignConfig, task: int, tasks: int, deadline: float | No
     """Runs on an executor: one task's batches with the ordinary engine."""
     host = socket.gethostname()
     try:
-        worker = Worker(config, task)
+        worker = campaign_worker(config, task)
     except Exception as error:
         return TaskReport(task, host, error=f"{type(error).__name__}: {error}")
     worker.deadline = deadline
@@ -69,7 +70,7 @@ def run_task(config: CampaignConfig, task: int, tasks: int, deadline: float | No
         for batch, examples in task_batches(config, task, tasks):
             if deadline is not None and time.time() > deadline:
                 break
-            if worker.run_batch(batch, examples) and config.stop_at_first:
+            if (worker.run_batch(batch, examples) and config.stop_at_first) or worker.halted:
                 break
     finally:
         worker.writer.close()

@@ -64,3 +64,22 @@ def test_an_observation_is_stamped_when_its_metadata_was_answered() -> None:
     side.topics.add("t")
     [entry] = side.views()
     assert entry["t_end"] - entry["t"] >= 0.25 and entry["t"] <= 0.1, entry
+
+
+def test_black_box_campaigns_run_in_worker_processes_each_with_its_own_records(tmp_path: Path) -> None:
+    """`--workers 2` at the cluster level of a black-box target: the batches are shared between two
+    processes (campaign.worker_main with a HistoryWorker each), each writing its own records."""
+    result = run_campaign(CampaignConfig(adapter=SOUND, level="cluster", examples=40, batch_size=10, steps=10,
+                                         seed=1, workers=2, records_dir=tmp_path))
+    files = sorted(p.name for p in tmp_path.glob("*.jsonl"))
+    assert len(files) == 2 and files[0].endswith("-w0.jsonl") and files[1].endswith("-w1.jsonl"), files
+    records = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
+    assert result.runs == len(records) == 40 and not result.found  # type: ignore[attr-defined]
+    assert {r["run_id"].split("-")[1] for r in records} == {"w0", "w1"}
+    assert all(r["history"]["entries"][-1]["op"] == "consume" for r in records)  # each run healed and read back
+
+
+def test_a_black_box_campaign_stops_its_workers_at_the_first_finding(tmp_path: Path) -> None:
+    result = run_campaign(CampaignConfig(adapter=LOSSY, level="cluster", examples=300, batch_size=10, steps=10,
+                                         seed=1, workers=2, records_dir=tmp_path))
+    assert result.found and result.runs < 300  # type: ignore[attr-defined]
