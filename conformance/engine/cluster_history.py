@@ -2,8 +2,9 @@
 operation on the target, then observes every partition it knows of, and appends both — with the
 wall time since the run started — to one list of plain JSON values. The properties are judged on
 that list by `isrcheck.conformance.properties.black_box_history`, here or offline from a record
-(`isrcheck check`). Every run ends the same way: `heal`, an observation, and a `consume` of every
-topic (what P-ACK and P-LIVE are judged on).
+(`isrcheck check`). Every run ends the same way: `heal`, an observation, a `consume` of every
+topic (what P-ACK and P-LIVE are judged on) and, from a target that declares
+`observes_replica_logs`, every replica's log of every partition (what P-LOG is judged on).
 
 History entries:
 * ``{"type": "op", "i", "t", "op", "args", "result"}`` (``result`` has ``"exception"`` when the
@@ -11,7 +12,12 @@ History entries:
 * ``{"type": "observe", "i", "t", "partition": "topic-p", "view": {exists, leader, isr, replicas,
   leader_epoch, hw, brokers?, metadata_after_s?}, "t_end"}`` — ``t`` is when the Metadata in the view
   was answered, ``t_end`` when the observation returned (records before this change have only
-  ``t``, the end).
+  ``t``, the end);
+* ``{"type": "replica_logs", "i", "t", "partition": "topic-p", "replicas": {"<node id>": [[offset,
+  leader_epoch, key, value], ...]}, "t_end"}`` — every replica's log as the target read it after
+  the heal (`isrcheck.adapters.base.REPLICA_LOGS`); ``"error"`` instead of ``"replicas"`` when the
+  target raised. Histories without this entry (a target that does not read logs, records
+  before it existed) leave P-LOG unknown.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from isrcheck.adapters.base import Target
+from isrcheck.adapters.base import REPLICA_LOGS, Target
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import judge_views as check_history
 from isrcheck.conformance.properties.checker import Violation
@@ -72,11 +78,27 @@ class HistoryRun:
         return result
 
     def finish(self, heal_timeout_ms: int = 60000) -> None:
-        """The ending every run shares: heal, observe, read every topic back."""
+        """The ending every run shares: heal, observe, read every topic back, read every
+        replica's log (a target that can)."""
         self.op("heal", {"timeout_ms": heal_timeout_ms})
         self.observe_all()
         for topic in sorted(self.topics):
             self.op("consume", {"topic": topic})
+        if getattr(self.target, "observes_replica_logs", False):
+            self.observe_replica_logs()
+
+    def observe_replica_logs(self) -> None:
+        """One `replica_logs` entry per topic; a target that fails to read them records why."""
+        for topic in sorted(self.topics):
+            t = self.now()
+            entry: dict[str, Any] = {"type": "replica_logs", "i": len(self.history), "t": t, "partition": f"{topic}-0"}
+            try:
+                answer = self.target.observe(REPLICA_LOGS, {"topic": topic, "partition": 0})
+                entry["replicas"] = dict(answer["replicas"])
+            except Exception as error:  # the history keeps what happened; P-LOG is then unknown
+                entry["error"] = f"{type(error).__name__}: {error}"
+            entry["t_end"] = self.now()
+            self.history.append(entry)
 
     def last_view(self, topic: str) -> dict[str, Any] | None:
         for e in reversed(self.history):

@@ -125,7 +125,8 @@ def findings_of(history: History, violations: list[Violation]) -> list[Finding]:
     findings = []
     for v in violations:
         entry = by_index.get(v.step, {})
-        operation = entry.get("op") or ("observe" if entry.get("type") == "observe" else "cluster")
+        kind = entry.get("type")
+        operation = entry.get("op") or (kind if kind in ("observe", "replica_logs") else "cluster")
         findings.append(Finding(VIOLATION, operation, v.step, v.message, property=v.property, evidence=v.evidence))
     return findings
 
