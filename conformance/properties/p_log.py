@@ -101,7 +101,9 @@ def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
         logs, hw = entry["replicas"], int(view["hw"])
         members = [str(b) for b in view.get("isr", []) if str(b) in logs]
         leader = str(view["leader"])
-        reference = leader if leader in members else (members[0] if members else None)
+        if not members:
+            continue
+        reference = leader if leader in members else members[0]
         for member in members:
             if member == reference:
                 continue
