@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from isrcheck.contract.history.black_box_json import REPLICA_LOGS as REPLICA_LOGS  # the target contract
+
 if TYPE_CHECKING:
     from isrcheck.contract.history.ground_truth import ClusterObservation
 
@@ -29,6 +31,10 @@ PARTITION_FIELDS = (
     "elr", "last_known_elr", "adding", "removing",
 )
 BROKER_FIELDS = ("registered", "fenced", "in_controlled_shutdown", "broker_epoch")
+# REPLICA_LOGS, the optional observation of a black-box cluster (`Target.observes_replica_logs`):
+# `observe(REPLICA_LOGS, {topic, partition})` → ``{"replicas": {"<node id>": [[offset, leader_epoch,
+# key, value], ...], ...}}``, every replica's log of the partition as that replica holds it (key
+# and value strings or null). P-LOG's black-box form is judged on it (docs/exec-protocol.md).
 
 
 class UnsupportedConfiguration(Exception):
@@ -63,6 +69,9 @@ class Target(ABC):
     """Cluster level without a reference alongside: the engine records its operations and
     observations and judges the black-box properties on that history (docs/real-kafka.md;
     operations as in `isrcheck.adapters.real_kafka.kafka_cluster`)."""
+    observes_replica_logs: bool = False
+    """A black-box cluster that answers `observe(REPLICA_LOGS, ...)`: the engine reads every
+    replica's log after the heal and judges P-LOG on it; without it P-LOG is unknown for its runs."""
     observable_fields: frozenset[str] | None = None
     """PARTITION_FIELDS / BROKER_FIELDS its observations report truthfully; None = all of them.
     The differential compares nothing else (a real broker's Metadata shows no partition epoch)."""

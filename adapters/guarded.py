@@ -28,6 +28,7 @@ class GuardedTarget(Target):
         self.unsupported_operations = inner.unsupported_operations
         self.observable_fields = inner.observable_fields
         self.black_box_history = inner.black_box_history
+        self.observes_replica_logs = inner.observes_replica_logs
         self.options = getattr(inner, "options", {})
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="isrcheck-target")
         self.broken: str | None = None

@@ -3,7 +3,8 @@
 Runs a seeded history campaign (`isrcheck run --adapter kafka-cluster --level cluster`) of N
 runs against ../shared/kafka/<release> (or $KAFKA_HOME) and reads its records: runs per minute,
 where a run's time goes (cluster start-up; the check of a kept cluster between runs; the
-operations; the heal; the observations; the read-back), and the wall seconds each kind of fault
+operations; the heal; the observations; the read-back; the read of every replica's log after the
+heal, with its share of the run), and the wall seconds each kind of fault
 operation took. Which cluster each run ran on is in its first `create_topic` result (`cluster`:
 id, fresh or kept, seconds its open took), so cluster starts are counted from what ran.
 
@@ -83,7 +84,8 @@ def campaign(adapter: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def figures(runs: list[dict[str, Any]], wall: float, outcomes: dict[str, int]) -> dict[str, Any]:
     per_op: dict[str, list[float]] = defaultdict(list)
-    overhead, spans, observing, start_up, kept_check = [], [], [], [], []
+    overhead, spans, observing, start_up, kept_check, log_reads = [], [], [], [], [], []
+    log_records: list[int] = []
     composites, starts = 0, set()
     for run in runs:
         entries = run["history"]["entries"]
@@ -100,6 +102,9 @@ def figures(runs: list[dict[str, Any]], wall: float, outcomes: dict[str, int]) -
                 if cluster:
                     starts.add(cluster["cluster_id"]) if cluster["fresh"] else None
                     (start_up if cluster["fresh"] else kept_check).append(float(cluster["open_s"]))
+            elif e["type"] == "replica_logs":  # every replica's log after the heal: P-LOG's evidence
+                log_reads.append(e["t_end"] - e["t"])
+                log_records += [len(log) for log in (e.get("replicas") or {}).values()]
             elif "t_end" in e:  # an observation took from the entry before it to its return
                 observing.append(e["t_end"] - previous_end)
             previous_end = e.get("t_end", e["t"])
@@ -114,6 +119,13 @@ def figures(runs: list[dict[str, Any]], wall: float, outcomes: dict[str, int]) -
         "history_span_s_mean": mean(spans),
         "observations": len(observing), "observe_s_mean": mean(observing),
         "observe_s_share_of_span": round(sum(observing) / sum(spans), 2) if observing and spans else None,
+        "p_log_judged_runs": sum("P-LOG" not in run.get("unknown", ["P-LOG"]) for run in runs),
+        "replica_log_reads": len(log_reads), "replica_log_read_s_mean": (round(statistics.mean(log_reads), 4)
+                                                                         if log_reads else None),
+        "replica_log_read_s_max": round(max(log_reads), 3) if log_reads else None,
+        "replica_log_records_max": max(log_records, default=None),
+        "replica_log_read_share_of_run": (round(sum(log_reads) / sum(run["duration_s"] for run in runs), 6)
+                                          if log_reads else None),
         "composite_faults": composites,
         "op_seconds_mean": {k: round(statistics.mean(v), 2) for k, v in sorted(per_op.items())},
         "op_count": {k: len(v) for k, v in sorted(per_op.items())},
@@ -144,6 +156,11 @@ def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
     row("history span s (per run)", "history_span_s_mean")
     row("observation s (each)", "observe_s_mean")
     row("observations", "observations")
+    row("runs with P-LOG judged", "p_log_judged_runs")
+    row("replica log reads (one per run)", "replica_log_reads")
+    row("replica log read s (mean)", "replica_log_read_s_mean")
+    row("replica log read share of run", "replica_log_read_share_of_run")
+    row("records in a replica's log (max)", "replica_log_records_max")
     row("seconds per fault", "seconds_per_fault")
     row("found at run", "found_at_run")
     row("minutes to finding", "minutes_to_finding")

@@ -1,13 +1,19 @@
 """An example cluster-level plug-in: a toy three-broker "Kafka" in memory that answers the black-box
 cluster operations of `isrcheck.adapters.real_kafka.kafka_cluster` — how a third-party target
 offers the cluster level (declare `black_box_history = True`; the engine records the history and
-judges it: docs/real-kafka.md). Two variants:
+judges it: docs/real-kafka.md), and answers the optional replica-log observation
+(`observes_replica_logs`: every replica's log after the heal, what P-LOG is judged on). Three
+variants:
 
 * `ToyCluster` — one partition, replicas [1, 2, 3], min.insync.replicas 2: acks=all needs two
   live in-sync copies; a failed broker leaves the ISR at once; a restarted broker rejoins after
   copying the leader's log; a new leader comes from the ISR. Nothing is lost.
 * `LossyCluster` — the same, except that a broker restarted with an empty log directory rejoins
   the ISR *before* catching up (KAFKA-14139's outcome): a leader failure can then elect it.
+* `RestampingCluster` — the same as `ToyCluster`, except that a follower catching up stamps the
+  records it copies with the current leader epoch instead of the epoch they were written in. A
+  consumer, reading the leader, sees nothing wrong; only the replicas' logs disagree below the
+  high watermark (found by P-LOG alone).
 
     isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:LossyCluster --level cluster
 
@@ -19,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from isrcheck.adapters.base import CLUSTER, Args, Result, Target
+from isrcheck.adapters.base import CLUSTER, REPLICA_LOGS, Args, Result, Target
 
 BROKERS = (1, 2, 3)
 
@@ -28,10 +34,13 @@ class ToyCluster(Target):
     name = "toy-cluster"
     levels = frozenset({CLUSTER})
     black_box_history = True
+    observes_replica_logs = True
     lossy = False
+    restamps = False
 
     def open(self, release: str, config: Mapping[str, Any]) -> None:
-        self.logs: dict[int, list[str]] = {b: [] for b in BROKERS}
+        self.logs: dict[int, list[tuple[int, str]]] = {b: [] for b in BROKERS}
+        """Each broker's log: (leader epoch, value) at each offset."""
         self.up = set(BROKERS)
         self.isr = list(BROKERS)
         self.leader = 1
@@ -49,7 +58,7 @@ class ToyCluster(Target):
                 return self.produce(int(args.get("records", 1)), str(args.get("acks", "all")))
             case "consume":
                 log = self.logs[self.leader][: self.hw] if self.leader > 0 else []
-                return {"records": {"0": {str(i): v for i, v in enumerate(log)}}}
+                return {"records": {"0": {str(i): v for i, (_, v) in enumerate(log)}}}
             case "crash" | "pause" | "shutdown":
                 self.fail(b)
             case "restart" | "resume" | "clean_restart":
@@ -72,7 +81,7 @@ class ToyCluster(Target):
             self.counter += 1
             value = f"toy-{self.counter}"
             for broker in self.isr:
-                self.logs[broker].append(value)
+                self.logs[broker].append((self.epoch, value))
             offsets.append(len(self.logs[self.leader]) - 1)
             values.append(value)
         self.hw = min(len(self.logs[m]) for m in self.isr)
@@ -103,12 +112,16 @@ class ToyCluster(Target):
             self.isr.append(broker)  # admitted before it caught up
             return
         if self.leader > 0:
-            self.logs[broker] = list(self.logs[self.leader])  # follows (and truncates to) the leader
+            copied = self.logs[self.leader]  # follows (and truncates to) the leader
+            self.logs[broker] = [(self.epoch, v) for _, v in copied] if self.restamps else list(copied)
             if broker not in self.isr:
                 self.isr.append(broker)
             self.hw = min(len(self.logs[m]) for m in self.isr)
 
     def observe(self, what: str, args: Args) -> Result:
+        if what == REPLICA_LOGS:
+            return {"replicas": {str(100 + b): [[offset, epoch, None, value] for offset, (epoch, value)
+                                                in enumerate(self.logs[b])] for b in BROKERS}}
         if self.topic is None:
             return {"exists": False}
         hw = self.hw if self.leader > 0 else None
@@ -120,3 +133,8 @@ class ToyCluster(Target):
 class LossyCluster(ToyCluster):
     name = "toy-cluster-lossy"
     lossy = True
+
+
+class RestampingCluster(ToyCluster):
+    name = "toy-cluster-restamping"
+    restamps = True

@@ -32,7 +32,10 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 * observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
   leader_epoch (Metadata v7+), brokers (the unfenced brokers listed in the same Metadata answer),
   metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
-  the Metadata: the consumer-visible high watermark; a paused leader makes it wait its timeout).
+  the Metadata: the consumer-visible high watermark; a paused leader makes it wait its timeout);
+  `observe("replica_logs", {topic, partition})` → {replicas: {"<node id>": [[offset, leader_epoch,
+  key, value], ...]}}: every broker's log of the partition, read from the segment files in its
+  log directory (`segment_files`: why the files), for P-LOG after the heal.
 
 Reuse across runs (`reuse`, set by a campaign that calls `shutdown` at its end: `history_campaign`):
 `close` keeps the cluster when the run healed and found nothing, and the next `open` runs on it
@@ -63,6 +66,7 @@ from typing import Any
 
 from isrcheck.adapters.base import (
     CLUSTER,
+    REPLICA_LOGS,
     Args,
     Result,
     Target,
@@ -80,6 +84,7 @@ from isrcheck.adapters.real_kafka.cluster_processes import (
 )
 from isrcheck.adapters.real_kafka.node_hosts import ContainerHost, NodeHost, NodeStartError, ProcessHost
 from isrcheck.adapters.real_kafka.patched_classpath import classpath_first
+from isrcheck.adapters.real_kafka.segment_files import read_partition
 from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, PASS
 from isrcheck.contract.errors import UsageError
 
@@ -115,6 +120,7 @@ class KafkaClusterTarget(Target):
     observable_fields = frozenset({"leader", "isr", "replicas", "leader_epoch"})
     black_box_history = True
     """The engine judges it on its history (conformance/engine/history_campaign.py)."""
+    observes_replica_logs = True
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
@@ -580,6 +586,8 @@ class KafkaClusterTarget(Target):
         return views
 
     def observe(self, what: str, args: Args) -> Result:
+        if what == REPLICA_LOGS:
+            return self.replica_logs(self.kafka_topic(str(args["topic"])), int(args.get("partition", 0)))
         if what != "partition":
             raise ValueError(f"kafka-cluster cannot observe {what!r}")
         topic, partition = self.kafka_topic(str(args["topic"])), int(args.get("partition", 0))
@@ -605,6 +613,14 @@ class KafkaClusterTarget(Target):
                     view["hw"] = self.high_watermark(topic, partition)  # after: the leader may take its timeout
                     return view
         return {"exists": False, "metadata_after_s": answered}
+
+    def replica_logs(self, topic: str, partition: int) -> Result:
+        """Every broker's log of the partition, from its log directory's segment files (a broker
+        with no directory for it holds nothing: not a replica, or emptied by a disk loss)."""
+        assert self.cluster is not None
+        return {"replicas": {
+            str(100 + b): read_partition(self.cluster.nodes[f"broker-{b}"].data_dir / f"{topic}-{partition}")
+            for b in range(1, self.cluster.layout.brokers + 1)}}
 
     def metadata(self, topic: str | None) -> dict[str, Any]:
         """One Metadata answer: the topic's partitions and the brokers listed with them. A KRaft

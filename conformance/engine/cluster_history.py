@@ -3,15 +3,17 @@ executes each operation on the target, then views every partition it knows of, a
 with their wall times in its history; the black-box forms of the properties judge that history
 (`step_checkers.BlackBoxChecker`) once it is finished, here or offline from a record
 (`isrcheck check`; the record's `entries`: contract/history/black_box_json.py). Every run ends the
-same way: `heal`, an observation, and a `consume` of every topic (what P-ACK and P-LIVE are
-judged on). A composite fault is bound to roles and run as primitive operations here.
+same way: `heal`, an observation, a `consume` of every topic (what P-ACK and P-LIVE are judged
+on) and, from a target that declares `observes_replica_logs`, a `replica_logs` read of every
+replica's log of every partition (what P-LOG is judged on; without it P-LOG is unknown). A
+composite fault is bound to roles and run as primitive operations here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from isrcheck.adapters.base import Target
+from isrcheck.adapters.base import REPLICA_LOGS, Target
 from isrcheck.conformance.engine.run import Run, black_box_run
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.contract.history.black_box_json import black_box_entries
@@ -20,7 +22,8 @@ from isrcheck.contract.operations.step import Step
 
 History = list[dict[str, Any]]
 
-FINAL_STEPS = ("heal", "consume")
+FINAL_STEPS = ("heal", "consume", REPLICA_LOGS)
+"""The ending every run shares: not part of what was drawn (a counterexample, a replay)."""
 
 
 def primitive(op: str, args: dict[str, Any]) -> Step:
@@ -37,10 +40,15 @@ def last_view(run: Run, topic: str) -> dict[str, Any] | None:
 
 
 def finish(run: Run, heal_timeout_ms: int = 60000) -> list[Finding]:
-    """The ending every run shares: heal, observe, read every topic back; then the history is judged."""
+    """The ending every run shares: heal, observe, read every topic back, read every replica's log
+    (a target that can); then the history is judged."""
     run.step(primitive("heal", {"timeout_ms": heal_timeout_ms}))
-    for topic in sorted({str(step.args["topic"]) for step in run.history if step.op == "create_topic"}):
+    topics = sorted({str(step.args["topic"]) for step in run.history if step.op == "create_topic"})
+    for topic in topics:
         run.step(primitive("consume", {"topic": topic}))
+    if getattr(run.target, "observes_replica_logs", False):
+        for topic in topics:
+            run.step(primitive(REPLICA_LOGS, {"topic": topic, "partition": 0}))
     return run.finish()
 
 

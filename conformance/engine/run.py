@@ -89,7 +89,7 @@ def cluster_actors(op: str, args: dict[str, Any]) -> tuple[str, str]:
 def black_box_actors(op: str, args: dict[str, Any]) -> tuple[str, str]:
     if op in ("produce", "consume"):
         return "client", "cluster"
-    if op in ("create_topic", "heal"):
+    if op in ("create_topic", "heal", "replica_logs"):
         return "harness", "cluster"
     return "nemesis", "cluster"
 

@@ -22,14 +22,14 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from isrcheck.adapters.base import Target
+from isrcheck.adapters.base import REPLICA_LOGS, Target
 from isrcheck.conformance.engine.observation import observe_controller
 from isrcheck.conformance.scenario.run import Session
 from isrcheck.contract.history.controller_view import ControllerObservation
 from isrcheck.contract.history.steps import SideRecord
 from isrcheck.contract.operations.step import Step
 
-READS = ("consume",)
+READS = ("consume", REPLICA_LOGS)
 """Black-box operations that only read: no observation follows them (the run's final reads)."""
 
 
@@ -88,6 +88,8 @@ class BlackBoxSide:
         return round(time.monotonic() - self.started, 3)
 
     def execute(self, step: Step) -> tuple[dict[str, Any], dict[str, Any]]:
+        if step.op == REPLICA_LOGS:
+            return dict(step.args), self.replica_logs(step.args)
         try:
             result = dict(self.target.execute(step.op, step.args))
         except Exception as error:  # a real system answers in many ways; the history keeps what happened
@@ -98,6 +100,14 @@ class BlackBoxSide:
 
     def observe(self, step: Step, args: dict[str, Any], result: dict[str, Any]) -> SideRecord:
         return SideRecord(result, args, views=() if step.op in READS else tuple(self.views()))
+
+    def replica_logs(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Every replica's log of one partition (`adapters.base.REPLICA_LOGS`, a target that declares
+        `observes_replica_logs`); a target that fails to read them: why (P-LOG is then unknown)."""
+        try:
+            return {"replicas": dict(self.target.observe(REPLICA_LOGS, args)["replicas"])}
+        except Exception as error:  # the history keeps what happened
+            return {"error": f"{type(error).__name__}: {error}"}
 
     def views(self) -> list[dict[str, Any]]:
         """One view per topic. ``t`` is when the view's Metadata was answered — the start of the

@@ -184,6 +184,7 @@ def findings_of_entries(entries: list[dict[str, Any]], config: HistoryConfig) ->
     findings = []
     for v in judge_views(entries, config):
         entry = by_index.get(v.step, {})
-        operation = entry.get("op") or ("observe" if entry.get("type") == "observe" else "cluster")
+        kind = entry.get("type")
+        operation = entry.get("op") or (kind if kind in ("observe", "replica_logs") else "cluster")
         findings.append(Finding(VIOLATION, operation, v.step, v.message, property=v.property, evidence=v.evidence))
     return findings

@@ -147,6 +147,8 @@ def down_periods(history: list[dict[str, Any]], config: HistoryConfig) -> list[t
             if was_blocked and not blocked:
                 quiet_until = max(quiet_until, e["t_end"] + config.settle_ms / 1000)
             continue
+        if e["type"] != "observe":
+            continue  # every replica's log after the heal (P-LOG's): no view of the partition
         if "brokers" in e["view"]:
             listed = set(e["view"]["brokers"])
         if blocked or not e["view"].get("exists") or e["t"] < quiet_until:

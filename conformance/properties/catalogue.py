@@ -4,7 +4,8 @@ them each kind of history is judged on, in the order their violations are report
 * a controller's answers and observations (`CONTROLLER_VIEW`): P-ELIG, P-LEAD, LeaderInIsr;
 * a simulation's ground truth after every step (`GROUND_TRUTH`): P-ACK, P-HWV, P-ELIG, P-LOG,
   P-HWM, P-1IF, P-LEAD, LeaderInIsr; P-LIVE after a heal;
-* a black-box cluster history (`VIEWS`): P-ACK, P-HWC, P-ELIG, P-FENCE, LeaderInIsr, P-LIVE.
+* a black-box cluster history (`VIEWS`): P-ACK, P-HWC, P-ELIG, P-FENCE, LeaderInIsr, P-LIVE, and
+  P-LOG when the history holds every replica's log read after the heal.
 
 A property the history of a run cannot show is *unknown* for that run (`unknown_properties`):
 listed in its record, never counted as holding.
@@ -61,7 +62,7 @@ STEP_PROPERTIES: dict[str, Check] = {
 ALL_PROPERTIES = (*STEP_PROPERTIES, "P-LIVE")
 """Judged on a simulation's ground truth (P-LIVE after a heal)."""
 
-BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "P-FENCE", "LeaderInIsr", "P-LIVE")
+BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "P-FENCE", "LeaderInIsr", "P-LIVE", "P-LOG")
 """Judged on a black-box cluster history."""
 
 GROUND_TRUTH_ONLY = frozenset(name for name in ALL_PROPERTIES if VIEWS not in PROPERTIES[name].reads)
@@ -116,7 +117,7 @@ def judge_views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Vi
 
 def views_not_judged(history: list[dict[str, Any]]) -> list[str]:
     """The black-box properties a history holds nothing to judge on (P-ACK without a read-back,
-    P-LIVE without a heal)."""
+    P-LIVE without a heal, P-LOG without every replica's log read after the heal)."""
     return [name for name in BLACK_BOX
             if (judged := PROPERTIES[name].views_judged) is not None and not judged(history)]
 

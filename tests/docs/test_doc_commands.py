@@ -83,6 +83,8 @@ COMMANDS: dict[str, Treatment] = {
     f'isrcheck run --adapter "{STDIO_REFERENCE} --mutant B02" --examples 100 --seed 1': as_shown(expect=1),
     "isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:LossyCluster --level cluster --examples 50 "
     "--seed 1": as_shown(expect=1),
+    "isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:RestampingCluster --level cluster --examples 50 "
+    "--seed 1": as_shown(expect=1),
     "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 1800 --out DIR --junit DIR/junit.xml": needs(
         "docker", "isrcheck qualify --adapter kafka-docker --kafka 3.9.0 --budget 300 --out out --junit out/junit.xml",
         why="five minutes instead of thirty; tests/containers runs the workflow's own step"),

@@ -213,6 +213,10 @@ def test_a_campaign_starts_one_cluster_for_its_runs(tmp_path: Path) -> None:
         topics = {e["result"]["kafka_topic"] for e in run["history"]["entries"]
                   if e["type"] == "op" and e["op"] == "create_topic"}
         assert topics == {"isrcheck" if this["fresh"] else f"isrcheck-r{this['run_on_cluster']}"}
+    for run in runs:  # every replica's log read after the heal is of the run's own topic, on a kept cluster too
+        [logs] = [e for e in run["history"]["entries"] if e["type"] == "replica_logs"]
+        _, read = acked_and_read(run["history"]["entries"])
+        assert set(read) <= {r[3] for log in logs["replicas"].values() for r in log}
     starts = len({o["cluster_id"] for o in openings})
     assert starts == sum(o["fresh"] for o in openings) and starts < len(runs)
     assert len(leftovers(base)) == sum(bool(run["findings"]) for run in runs)  # only a finding's logs are kept

@@ -57,7 +57,10 @@ def test_run_check_and_replay_a_real_3_9_cluster(tmp_path: Path) -> None:
     assert any(e["type"] == "observe" and e["view"].get("leader", -1) > 100 for e in entries)
     acked = [v for e in entries if e["type"] == "op" and e["op"] == "produce" and e["args"]["acks"] == "all"
              for v in e["result"].get("values", [])]
-    assert set(acked) <= set(entries[-1]["result"]["records"]["0"].values())
+    consumed = [e for e in entries if e["type"] == "op"][-1]
+    assert set(acked) <= set(consumed["result"]["records"]["0"].values())
+    [logs] = [e for e in entries if e["type"] == "replica_logs"]  # every replica's log, read after the heal
+    assert set(logs["replicas"]) == {"101", "102", "103"} and "P-LOG" not in record["unknown"]
 
     checked = isrcheck("check", str(records))
     assert checked.returncode == 0 and "holds" in checked.stdout and "1 runs judged" in checked.stdout, checked.stdout
