@@ -8,6 +8,10 @@ heal, with its share of the run), and the wall seconds each kind of fault
 operation took. Which cluster each run ran on is in its first `create_topic` result (`cluster`:
 id, fresh or kept, seconds its open took), so cluster starts are counted from what ran.
 
+`--workers N` shares the runs between N worker processes, each with its own kept cluster on its
+own port block (`isrcheck run --workers N`); runs per minute are then counted over the campaign's
+wall time, from the first run's start to the last run's end.
+
 `--compare` runs the same seeded campaign twice in one process — one fresh cluster per run
 (`reuse=0`), then clusters kept between runs — and prints both side by side with the per-step
 cost table and the load average before and after each. With `--stop-at-first` each campaign stops
@@ -16,6 +20,7 @@ at its first finding and the table shows the run and the minutes it took.
 Usage: python bench/real_cluster.py [--release 3.9] [--runs 3] [--steps 10] [--seed 0]
        python bench/real_cluster.py --compare [--release 3.3] [--runs 6] [--steps 4] [--seed 0]
        python bench/real_cluster.py --compare --stop-at-first --release 3.3 --steps 3 --seed 903 --runs 20
+       python bench/real_cluster.py --runs 8 --steps 6 --workers 2
        python bench/real_cluster.py --from-records DIR   (the figures of a campaign already run)
 """
 
@@ -28,6 +33,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +50,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes, each with its own cluster")
     parser.add_argument("--compare", action="store_true", help="one cluster per run, then kept clusters")
     parser.add_argument("--stop-at-first", action="store_true", help="stop each campaign at its first finding")
     parser.add_argument("--from-records", type=Path, metavar="DIR", help="read a campaign's records instead")
@@ -53,7 +60,7 @@ def main() -> None:
         outcomes: dict[str, int] = {}
         for run in runs:
             outcomes[run["outcome"]] = outcomes.get(run["outcome"], 0) + 1
-        print(json.dumps(figures(runs, sum(run["duration_s"] for run in runs), outcomes), indent=2))
+        print(json.dumps(figures(runs, campaign_span(runs), outcomes), indent=2))
         return
     if not args.compare:
         print(json.dumps(campaign("kafka-cluster", args), indent=2))
@@ -69,11 +76,13 @@ def campaign(adapter: str, args: argparse.Namespace) -> dict[str, Any]:
         started = time.monotonic()
         result = run_campaign(CampaignConfig(adapter=adapter, release=args.release, level="cluster",
                                              examples=args.runs, steps=args.steps, seed=args.seed,
-                                             records_dir=Path(records), batch_size=args.runs,
+                                             records_dir=Path(records), workers=args.workers,
+                                             batch_size=-(-args.runs // args.workers),
                                              stop_at_first=args.stop_at_first, shrink_budget_s=1))
         wall = time.monotonic() - started
         runs = read_runs(Path(records))
     out = figures(runs, wall, dict(result.outcomes))
+    out["workers"] = args.workers
     out["load_before_after"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
     if result.seconds_to_first_finding is not None:
         found = next((n for n, run in enumerate(runs, 1) if run["findings"]), None)
@@ -176,6 +185,14 @@ def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
     for (label, _), values in zip(rows, cells, strict=True):
         lines.append(label.ljust(width) + "".join(v.ljust(col[i]) for i, v in enumerate(values)))
     return "\n".join(lines)
+
+
+def campaign_span(runs: list[dict[str, Any]]) -> float:
+    """Wall seconds from the first run's start to the last run's end (runs of several workers overlap)."""
+    if not runs:
+        return 0.0
+    starts = [datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")).timestamp() for run in runs]
+    return max(start + run["duration_s"] for start, run in zip(starts, runs, strict=True)) - min(starts)
 
 
 def read_runs(directory: Path) -> list[dict[str, Any]]:
