@@ -142,3 +142,20 @@ def test_a_campaign_runs_as_tasks_on_the_clusters_executors(cluster: dict[str, s
     records = [json.loads(line) for path in files for line in path.read_text().splitlines()]
     assert len(records) == summary["runs"] >= 60 and summary["findings"] == {}
     assert {record["seed"] for record in records} == {7, 8, 9}
+
+
+def test_a_black_box_cluster_campaign_runs_as_tasks_each_with_its_own_cluster(cluster: dict[str, str],
+                                                                             tmp_path: Path) -> None:
+    """The cluster level of a black-box target on the executors: each task a HistoryWorker with its
+    own cluster (here the example cluster plug-in), its runs judged on their histories."""
+    done = isrcheck(cluster, "run", "--spark", "--master", MASTER, "--level", "cluster",
+                    "--adapter", "isrcheck.adapters.plugins.example_cluster:ToyCluster",
+                    "--examples", "50", "--steps", "10", "--seed", "7", "--records", tmp_path, "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert [path.name.rsplit("-", 1)[1] for path in files] == ["w0.jsonl", "w1.jsonl"]
+    records = [json.loads(line) for path in files for line in path.read_text().splitlines()]
+    assert len(records) == summary["runs"] == 50 and summary["findings"] == {}
+    assert {record["seed"] for record in records} == {7, 8}  # batches of 25: one per task
+    assert all(record["history"]["entries"] and record["level"] == "cluster" for record in records)
