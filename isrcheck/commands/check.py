@@ -1,5 +1,5 @@
 """`isrcheck check RECORDS...`: judge runs again, offline, on the histories their records carry
-(`history`: every black-box cluster run; controller-level runs with `isrcheck run
+(`history`: every black-box cluster run, every run that did not pass, and every run of `isrcheck run
 --record-history`; docs/records.md), with the checkers the run used live, and say where the
 verdict differs from the one recorded and which properties the history could not judge. Exit 1
 when any run violates a property or diverges, or a verdict differs from its record."""
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  unknown (not judged on this history): {', '.join(rejudged.unknown)}")
         failed += verdict in ("violated", "diverged")
     if judged == 0:
-        raise UsageError("no record with a history (black-box cluster runs carry one; controller-level runs "
-                         "with 'isrcheck run --record-history')")
+        raise UsageError("no record with a history (black-box cluster runs and runs with a finding carry one; "
+                         "every run with 'isrcheck run --record-history')")
     print(f"{judged} runs judged, {failed} violate a property or diverge, {disagree} disagree with their record")
     return 1 if failed or disagree else 0

@@ -76,7 +76,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--shrink-budget", type=int, default=20, metavar="SECONDS",
                         help="stop shrinking a finding after this long (default 20; a real cluster run takes ~1 min)")
     parser.add_argument("--record-history", action="store_true",
-                        help="controller level: each record carries its run's history, for 'isrcheck check'")
+                        help="every record carries its run's history, for 'isrcheck check' (by default only "
+                             "the records of runs that did not pass)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", action="store_true", help="print a final JSON summary")
     parser.add_argument("--spark", action="store_true",

@@ -91,3 +91,17 @@ def test_check_says_when_no_record_has_a_history(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="no record with a history"):
         check.run(argparse.Namespace(records=list(tmp_path.glob("*.jsonl")), run=None))
+
+
+def test_a_finding_carries_its_history_without_the_option_and_a_pass_does_not(tmp_path: Path) -> None:
+    run_campaign(CampaignConfig(level="controller", mutant="B02", examples=30, steps=30, seed=8,
+                                stop_at_first=False, records_dir=tmp_path))
+    written = records(tmp_path)
+    findings = [r for r in written if r["outcome"] == "finding"]
+    passes = [r for r in written if r["outcome"] == "pass"]
+    assert findings and passes
+    assert all(r.get("history") for r in findings) and not any(r.get("history") for r in passes)
+    for record in findings:
+        rejudged = rejudge_record(record)
+        assert rejudged is not None
+        assert [f.signature for f in rejudged.findings] == [f["signature"] for f in record["findings"]]  # type: ignore[index]
