@@ -94,7 +94,8 @@ class HistoryRun:
             entry: dict[str, Any] = {"type": "replica_logs", "i": len(self.history), "t": t, "partition": f"{topic}-0"}
             try:
                 answer = self.target.observe(REPLICA_LOGS, {"topic": topic, "partition": 0})
-                entry["replicas"] = dict(answer["replicas"])
+                entry["replicas"] = {str(node): [list(record) for record in log]  # as JSON will record it
+                                     for node, log in answer["replicas"].items()}
             except Exception as error:  # the history keeps what happened; P-LOG is then unknown
                 entry["error"] = f"{type(error).__name__}: {error}"
             entry["t_end"] = self.now()

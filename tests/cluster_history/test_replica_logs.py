@@ -164,3 +164,18 @@ def test_a_campaign_on_the_restamping_plug_in_finds_p_log_and_records_the_logs(t
         assert "P-LOG" in record["properties"] and "P-LOG" not in record["unknown"]
         [logs] = [e for e in record["history"]["entries"] if e["type"] == "replica_logs"]
         assert set(logs["replicas"]) == {"101", "102", "103"}
+
+
+def test_the_entry_is_recorded_as_json_will_read_it_back() -> None:
+    """A plug-in answering with int node ids and tuples is judged live exactly as its record will
+    be re-judged (JSON keys are strings, arrays lists): the divergence is found either way."""
+    class IntKeys(RestampingCluster):
+        def observe(self, what: str, args: Any) -> dict[str, Any]:
+            answer = super().observe(what, args)
+            if what == "replica_logs":
+                return {"replicas": {int(k): [tuple(r) for r in v] for k, v in answer["replicas"].items()}}
+            return answer
+
+    entries, violations = run_history(IntKeys(), "3.9", steps_with_a_leader_change(), CONFIG)
+    assert {v.property for v in violations} == {"P-LOG"}
+    assert judge_views(json.loads(json.dumps(entries)), CONFIG) == violations
