@@ -86,12 +86,14 @@ def test_p_log_compares_from_the_later_log_start() -> None:
 
 def test_p_log_is_unknown_without_the_replicas_logs() -> None:
     """No entry (a target that does not read logs; records before it existed), an entry the target
-    failed to read, or no high watermark after the heal: unknown, not holding."""
+    failed to read, one without a member of the ISR, or no high watermark after the heal: unknown,
+    not holding."""
     no_hw = history({"101": [A]}, hw=3)
     no_hw[2]["view"]["hw"] = None
     failed = [*history(None), {"type": "replica_logs", "i": 4, "t": 0.4, "partition": "t-0",
                                "error": "OSError: gone", "t_end": 0.5}]
-    for entries in (history(None), failed, no_hw):
+    partial = history({"101": [A, B, C], "102": [A, B, C]})  # no log of ISR member 103
+    for entries in (history(None), failed, no_hw, partial):
         assert p_log(entries) == []
         assert "P-LOG" in views_not_judged(entries)
         assert "P-LOG" in unknown_properties("cluster", [VIEWS], views_not_judged(entries))
