@@ -58,7 +58,7 @@ def ground_truth(observation: ClusterObservation, history: History) -> list[Viol
 def judged_partitions(history: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Each `replica_logs` entry read after the (last) heal, with the partition's last view observed
     between the heal and it that has a leader and a high watermark; an entry the target failed
-    to read, or without such a view, judges nothing."""
+    to read, one missing a member of that view's ISR, or one without such a view judges nothing."""
     heals = [e["i"] for e in ops(history) if e["op"] == "heal"]
     if not heals:
         return []
@@ -68,7 +68,8 @@ def judged_partitions(history: list[dict[str, Any]]) -> list[tuple[dict[str, Any
             continue
         seen = [e["view"] for e in observations(history) if heals[-1] < e["i"] < entry["i"]
                 and e["partition"] == entry["partition"] and e["view"].get("exists")]
-        if seen and seen[-1].get("hw") is not None and int(seen[-1].get("leader", -1)) >= 0:
+        if (seen and seen[-1].get("hw") is not None and int(seen[-1].get("leader", -1)) >= 0
+                and all(str(b) in entry["replicas"] for b in seen[-1].get("isr", []))):
             judged.append((entry, seen[-1]))
     return judged
 
@@ -99,7 +100,7 @@ def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
     violations = []
     for entry, view in judged_partitions(history):
         logs, hw = entry["replicas"], int(view["hw"])
-        members = [str(b) for b in view.get("isr", []) if str(b) in logs]
+        members = [str(b) for b in view.get("isr", [])]
         leader = str(view["leader"])
         if not members:
             continue

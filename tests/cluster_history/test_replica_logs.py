@@ -86,12 +86,14 @@ def test_p_log_compares_from_the_later_log_start() -> None:
 
 def test_p_log_is_unknown_without_the_replicas_logs() -> None:
     """No entry (a target that does not read logs; records before it existed), an entry the target
-    failed to read, or no high watermark after the heal: unknown, not holding."""
+    failed to read, one without a member of the ISR, or no high watermark after the heal: unknown,
+    not holding."""
     no_hw = history({"101": [A]}, hw=3)
     no_hw[2]["view"]["hw"] = None
     failed = [*history(None), {"type": "replica_logs", "i": 4, "t": 0.4, "partition": "t-0",
                                "error": "OSError: gone", "t_end": 0.5}]
-    for entries in (history(None), failed, no_hw):
+    partial = history({"101": [A, B, C], "102": [A, B, C]})  # no log of ISR member 103
+    for entries in (history(None), failed, no_hw, partial):
         assert p_log(entries) == []
         assert "P-LOG" in views_not_judged(entries)
         assert "P-LOG" in unknown_properties("cluster", [VIEWS], views_not_judged(entries))
@@ -164,3 +166,18 @@ def test_a_campaign_on_the_restamping_plug_in_finds_p_log_and_records_the_logs(t
         assert "P-LOG" in record["properties"] and "P-LOG" not in record["unknown"]
         [logs] = [e for e in record["history"]["entries"] if e["type"] == "replica_logs"]
         assert set(logs["replicas"]) == {"101", "102", "103"}
+
+
+def test_the_entry_is_recorded_as_json_will_read_it_back() -> None:
+    """A plug-in answering with int node ids and tuples is judged live exactly as its record will
+    be re-judged (JSON keys are strings, arrays lists): the divergence is found either way."""
+    class IntKeys(RestampingCluster):
+        def observe(self, what: str, args: Any) -> dict[str, Any]:
+            answer = super().observe(what, args)
+            if what == "replica_logs":
+                return {"replicas": {int(k): [tuple(r) for r in v] for k, v in answer["replicas"].items()}}
+            return answer
+
+    entries, violations = run_history(IntKeys(), "3.9", steps_with_a_leader_change(), CONFIG)
+    assert {v.property for v in violations} == {"P-LOG"}
+    assert [v.to_finding("replica_logs") for v in judge_views(json.loads(json.dumps(entries)), CONFIG)] == violations
