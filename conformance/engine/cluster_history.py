@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from isrcheck.adapters.base import Target
+from isrcheck.conformance.generator.black_box_faults import COMPOSITES
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import judge_views as check_history
 from isrcheck.conformance.properties.checker import Violation
@@ -142,8 +143,9 @@ def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, A
     failed = True
     try:
         for op, args in steps:
-            if op == STALE_EXPANSION:
-                for inner_op, inner_args in stale_expansion_steps(args, run.last_view(str(args["topic"]))):
+            if op == STALE_EXPANSION or op in COMPOSITES:
+                expand = stale_expansion_steps if op == STALE_EXPANSION else COMPOSITES[op]
+                for inner_op, inner_args in expand(args, run.last_view(str(args["topic"]))):
                     run.step(inner_op, inner_args)
                 continue
             run.step(op, args)
