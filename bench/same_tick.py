@@ -88,6 +88,14 @@ class SameTickReadmissionWithoutElr(SameTickReadmission):
         self.config = replace(self.config, eligible_leader_replicas=False)
 
 
+class SameTickReadmissionAfterShutdownWithoutElr(SameTickReadmissionAfterShutdown):
+    """`--completed` in a controller without eligible leader replicas (as `--without-elr`)."""
+
+    def __init__(self, profile: ReleaseProfile | str = "4.1", config: ClusterConfig | None = None) -> None:
+        super().__init__(profile, config)
+        self.config = replace(self.config, eligible_leader_replicas=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
@@ -115,8 +123,9 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     table: list[list[str]] = []
     releases = args.kafka or ["4.1"]
-    controller = (SameTickReadmissionAfterShutdown if args.completed
-                  else SameTickReadmissionWithoutElr if args.without_elr else SameTickReadmission)
+    controller = {(False, False): SameTickReadmission, (False, True): SameTickReadmissionWithoutElr,
+                  (True, False): SameTickReadmissionAfterShutdown,
+                  (True, True): SameTickReadmissionAfterShutdownWithoutElr}[(args.completed, args.without_elr)]
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
     print(f"{controller.__name__}; seeds {seeds}; releases {releases}; at most {args.runs} runs or "
