@@ -62,10 +62,34 @@ class SameTickReadmission(Controller):
         return reason
 
 
+class SameTickReadmissionAfterShutdown(SameTickReadmission):
+    """The issue's exact shape: the broker re-admitted is one whose controlled shutdown *completed*
+    (its heartbeat answered SHUTDOWN_NOW, which fences it: `fence_records`, its registration still
+    marked in controlled shutdown), in the tick of that heartbeat; X1 waives only the refusal of a
+    broker still shutting down and unfenced."""
+
+    def member_ineligibility(self, member: IsrMember) -> str | None:
+        reason = Controller.member_ineligibility(self, member)
+        registration = self.brokers.get(member.broker)
+        same_tick = self.heartbeat_tick == (member.broker, self.next_offset)
+        if (reason in ("shutting down", "fenced") and same_tick and registration is not None
+                and registration.in_controlled_shutdown and registration.fenced):
+            return None
+        return reason
+
+
 class SameTickReadmissionWithoutElr(SameTickReadmission):
     """The same bug in a controller that does not implement eligible leader replicas: whatever
     the run's configuration, its partition changes are those of ELR off (the last ISR member
     stays when fenced; no ELR, no last known leader)."""
+
+    def __init__(self, profile: ReleaseProfile | str = "4.1", config: ClusterConfig | None = None) -> None:
+        super().__init__(profile, config)
+        self.config = replace(self.config, eligible_leader_replicas=False)
+
+
+class SameTickReadmissionAfterShutdownWithoutElr(SameTickReadmissionAfterShutdown):
+    """`--completed` in a controller without eligible leader replicas (as `--without-elr`)."""
 
     def __init__(self, profile: ReleaseProfile | str = "4.1", config: ClusterConfig | None = None) -> None:
         super().__init__(profile, config)
@@ -87,6 +111,9 @@ def main() -> None:
                              "generator's default), copied from the reference, or both side by side")
     parser.add_argument("--without-elr", action="store_true",
                         help="the controller under test lacks eligible leader replicas (KIP-966)")
+    parser.add_argument("--completed", action="store_true",
+                        help="the variant that re-admits a broker whose controlled shutdown completed "
+                             "(fenced by its SHUTDOWN_NOW heartbeat), in that heartbeat's tick")
     parser.add_argument("--properties-only", action="store_true",
                         help="judge by the properties alone, no differential against the reference (how a "
                              "third-party plug-in is run)")
@@ -96,7 +123,9 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     table: list[list[str]] = []
     releases = args.kafka or ["4.1"]
-    controller = SameTickReadmissionWithoutElr if args.without_elr else SameTickReadmission
+    controller = {(False, False): SameTickReadmission, (False, True): SameTickReadmissionWithoutElr,
+                  (True, False): SameTickReadmissionAfterShutdown,
+                  (True, True): SameTickReadmissionAfterShutdownWithoutElr}[(args.completed, args.without_elr)]
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     seeds = [args.first_seed + k * SEED_STRIDE for k in range(args.seeds)]
     print(f"{controller.__name__}; seeds {seeds}; releases {releases}; at most {args.runs} runs or "

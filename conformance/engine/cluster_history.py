@@ -15,6 +15,7 @@ from typing import Any
 
 from isrcheck.adapters.base import REPLICA_LOGS, Target
 from isrcheck.conformance.engine.run import Run, black_box_run
+from isrcheck.conformance.generator.black_box_faults import COMPOSITES
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.contract.history.black_box_json import black_box_entries
 from isrcheck.contract.operations.findings import Finding
@@ -110,8 +111,9 @@ def run_history(target: Target, release: str, steps: list[tuple[str, dict[str, A
     failed = True
     try:
         for op, args in steps:
-            if op == STALE_EXPANSION:
-                for inner_op, inner_args in stale_expansion_steps(args, last_view(run, str(args["topic"]))):
+            if op == STALE_EXPANSION or op in COMPOSITES:
+                expand = stale_expansion_steps if op == STALE_EXPANSION else COMPOSITES[op]
+                for inner_op, inner_args in expand(args, last_view(run, str(args["topic"]))):
                     run.step(primitive(inner_op, inner_args))
                 continue
             run.step(primitive(op, args))

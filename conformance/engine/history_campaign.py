@@ -31,6 +31,7 @@ from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, sh
 from isrcheck.conformance.engine.run import black_box_actors
 from isrcheck.conformance.engine.step_checkers import findings_of_entries
 from isrcheck.conformance.engine.targets import TargetSpec
+from isrcheck.conformance.generator.black_box_faults import deposed_controller_strategies
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import BLACK_BOX, unknown_properties, views_not_judged
 from isrcheck.conformance.properties.checker import VIEWS
@@ -62,7 +63,8 @@ def step_strategy(brokers: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]
                         st.sampled_from(["none", "disk"]))
     controller: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.just(("fail_over_controller", {}))
     stale = [stale_expansion_strategy() for _ in range(3)]  # three weights: one_of counts distinct strategies
-    return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller, *stale)
+    return st.one_of(produce, produce, tick, tick, one_broker, restart, net, controller, *stale,
+                     *deposed_controller_strategies(TOPIC))
 
 
 def stale_expansion_strategy() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
@@ -70,7 +72,7 @@ def stale_expansion_strategy() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     rejoins while the leader's AlterPartition is held; Hypothesis draws which follower, whether it
     restarts with its log directory kept or emptied, whether the leader's replication listener is
     cut meanwhile, what happens to the leader after, the records and the timing. Roles (leader,
-    followers) are bound when it runs. It is one drawn step among eleven (three of the weights);
+    followers) are bound when it runs. It is one drawn step among thirteen (three of the weights);
     inside it, disk loss and isolation are drawn 2 in 3 and a leader fault 3 in 4, so KIP-903's
     point (lose=disk, isolate, a leader fault) is 1 in 3 of these steps (measured draw rates:
     tests/cluster_history/test_generator.py)."""

@@ -2,7 +2,7 @@
 after every step: two replicas with the same epoch at an offset hold identical logs up to it. On a
 black-box cluster history, after the heal: the in-sync replicas hold the same records (offset,
 leader epoch, key, value) below the high watermark — judged on the `replica_logs` entry the
-engine records when the target can read every replica's log (`cluster_history.HistoryRun.finish`),
+engine records when the target can read every replica's log (`cluster_history.finish`),
 unknown without it.
 """
 

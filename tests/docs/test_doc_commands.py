@@ -100,6 +100,8 @@ COMMANDS: dict[str, Treatment] = {
         as_shown(expect=1),
     "isrcheck run --adapter isrcheck.adapters.plugins.example_cluster:ToyCluster --level cluster --examples 50 "
     "--seed 1": as_shown(),
+    "isrcheck run --adapter isrcheck.adapters.plugins.simulated_cluster:DeposedControllerCluster --level cluster "
+    "--kafka 3.9 --seed 1001 --examples 40": as_shown(expect=1),
     "python -m pip install -e ./isrcheck": cheaper(
         "python3 -m pip show isrcheck", "the CI job's install: the test runs where isrcheck is installed"),
     CI_CAMPAIGN: cheaper(CI_CAMPAIGN.replace("--budget 600", "--examples 10 --seed 1") + " && test -s out/junit.xml",

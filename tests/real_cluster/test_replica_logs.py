@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
 from isrcheck.adapters.real_kafka.segment_files import read_partition
-from isrcheck.conformance.engine.cluster_history import HistoryRun
+from isrcheck.conformance.engine.cluster_history import finish, primitive
+from isrcheck.conformance.engine.run import black_box_run
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import judge_views, views_not_judged
+from isrcheck.contract.history.black_box_json import black_box_entries
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) .*?partitionLeaderEpoch: (-?\d+)")
@@ -73,10 +75,10 @@ def test_replicas_agree_after_a_leader_change_and_the_reader_matches_kafka_dump_
     target = KafkaClusterTarget({})
     target.open(release, {})
     try:
-        run = HistoryRun(target, release)
+        run = black_box_run(target, release, HistoryConfig())
         for op, args in leader_change_with_a_divergent_suffix():
-            run.step(op, args)
-        run.finish()
+            run.step(primitive(op, args))
+        finish(run)
         topic = target.kafka_topic("plog")
         assert target.cluster is not None
         directories = {100 + b: target.cluster.nodes[f"broker-{b}"].data_dir / f"{topic}-0" for b in (1, 2, 3)}
@@ -84,7 +86,7 @@ def test_replicas_agree_after_a_leader_change_and_the_reader_matches_kafka_dump_
         read_again = {node: read_partition(d) for node, d in directories.items()}
     finally:
         target.close()
-    history = run.history
+    history = black_box_entries(run.history)
     violations = judge_views(history, HistoryConfig())
     assert violations == [], [v.message for v in violations]
     assert "P-LOG" not in views_not_judged(history)

@@ -1,0 +1,86 @@
+"""The simulated cluster plug-in (adapters/plugins/simulated_cluster.py): the reference model behind
+the black-box interface, and its deposed-controller variant — the interleaving that loses with
+the changed rule and not without it, and the campaigns that reach it with the `deposed_controller`
+composite fault and without it (bench/deposed_controller.py measures the runs on three seeds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from isrcheck.adapters.plugins.simulated_cluster import DeposedControllerCluster, SimulatedCluster
+from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
+from isrcheck.conformance.engine.cluster_history import run_history
+from isrcheck.conformance.generator import black_box_faults
+from isrcheck.conformance.generator.black_box_faults import DEPOSED_CONTROLLER
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
+
+CONFIG = HistoryConfig(session_timeout_ms=6000, min_insync_replicas=2)
+DEPOSED = "isrcheck.adapters.plugins.simulated_cluster:DeposedControllerCluster"
+SOUND = "isrcheck.adapters.plugins.simulated_cluster:SimulatedCluster"
+TOPIC = [("create_topic", {"topic": "t", "replicas": [1, 2], "configs": {"min.insync.replicas": "1"}}),
+         ("produce", {"topic": "t", "records": 2, "acks": "all"})]
+PRIMITIVE = [
+    ("fail_over_controller", {}),
+    ("net", {"broker": 1, "link": "replication", "mode": "cut"}),
+    ("tick", {"ms": 5000}),
+    ("produce", {"topic": "t", "records": 3, "acks": "all"}),
+    ("crash", {"broker": 1}),
+    ("tick", {"ms": 9000}),
+]
+
+
+def judged(target: Any, steps: list[tuple[str, dict[str, Any]]], release: str = "3.9") -> tuple[list[Any], set[str]]:
+    history, violations = run_history(target, release, steps, CONFIG)
+    return history, {v.property for v in violations}
+
+
+@pytest.mark.parametrize("release", ["3.9", "4.1"])
+def test_a_deposed_controllers_election_loses_what_the_leader_alone_acknowledged(release: str) -> None:
+    """Leader 1 of [1, 2] stops serving 2 after the fail-over; the ISR shrinks to {1}; 3 records
+    are acknowledged; 1 crashes. The reference leaves the partition without a leader until 1 is
+    back (no loss); the deposed controller, whose ISR still holds 2, elects 2."""
+    history, flagged = judged(SimulatedCluster(), TOPIC + PRIMITIVE, release)
+    assert flagged == set()
+    views = [e["view"] for e in history if e["type"] == "observe"]
+    assert [101] in [v["isr"] for v in views]  # the shrink happened: the acks came from the leader alone
+    assert views[-1]["hw"] == 5
+    history, flagged = judged(DeposedControllerCluster(), TOPIC + PRIMITIVE, release)
+    assert flagged == {"P-ACK", "P-HWC"}
+    assert any(e["type"] == "observe" and e["view"]["leader"] == 102 and e["view"]["isr"] == [102] for e in history)
+
+
+def test_the_composite_fault_alone_reaches_the_loss_and_only_with_the_changed_rule() -> None:
+    step = (DEPOSED_CONTROLLER, {"topic": "t", "records": 2, "leader_fault": "crash", "after_ms": 9000})
+    history, flagged = judged(DeposedControllerCluster(), [*TOPIC, step])
+    ops = [e["op"] for e in history if e["type"] == "op" and e["args"].get("by") == DEPOSED_CONTROLLER]
+    assert ops == ["fail_over_controller", "net", "produce", "wait_isr", "produce", "crash", "tick"]
+    assert "P-ACK" in flagged
+    assert judged(SimulatedCluster(), [*TOPIC, step])[1] == set()
+    restart = (DEPOSED_CONTROLLER, {**step[1], "leader_fault": "clean_restart"})
+    assert "P-ACK" in judged(DeposedControllerCluster(), [*TOPIC, restart])[1]  # controlled shutdown: at once
+
+
+def test_a_follower_restarted_since_the_fail_over_is_not_elected_by_the_deposed_controller() -> None:
+    """The deposed controller knows the broker epochs it had: 2 restarted (a new epoch) is not
+    its to elect, so the same loss needs 2 to stay registered."""
+    steps = [*TOPIC, PRIMITIVE[0], ("restart", {"broker": 2, "lose": "none"}), *PRIMITIVE[1:]]
+    assert judged(DeposedControllerCluster(), steps)[1] == set()
+
+
+def campaign(adapter: str, seed: int, runs: int) -> Any:
+    return run_campaign(CampaignConfig(adapter=adapter, level="cluster", examples=runs, steps=50, seed=seed,
+                                       release="3.9", stop_at_first=False))
+
+
+def test_a_campaign_finds_the_deposed_controller_with_the_composite_and_not_without(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 1001, 40 runs (bench/deposed_controller.py: first finding at run 3 with the composite,
+    185 without it)."""
+    found = campaign(DEPOSED, 1001, 40)
+    assert found.runs == 40 and found.found
+    assert {s.split(":")[2] for s in found.signatures} & {"P-ACK", "P-HWC"}
+    assert not campaign(SOUND, 1001, 40).found  # the same runs on the sound cluster
+    monkeypatch.setattr(black_box_faults, "DEPOSED_CONTROLLER_WEIGHT", 0)
+    off = campaign(DEPOSED, 1001, 40)
+    assert off.runs == 40 and not off.found
