@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import datetime
 import difflib
 import json
 import os
@@ -45,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -248,6 +250,7 @@ def score_lines(results: Sequence[MutantResult], made: Enumeration) -> list[str]
     by = {stage: sum(1 for r in killed if r.killed_by == stage) for stage in (PROPERTIES, DIFFERENTIAL, HANG)}
     survivors = [r for r in results if r.killed_by is None]
     equivalent = sum(1 for r in survivors if (t := classification(r)) is not None and t.kind == "equivalent")
+    kinds = Counter(t.kind for r in survivors if (t := classification(r)) is not None)
     non_equivalent = len(results) - equivalent
     times = [r.seconds_to_kill for r in killed if r.seconds_to_kill is not None]
 
@@ -259,10 +262,13 @@ def score_lines(results: Sequence[MutantResult], made: Enumeration) -> list[str]
         f"{made.not_python} do not compile and {made.annotation_only} change only a type annotation (equivalent): "
         f"not run; {len(results)} of the other {len(made.mutants)} run",
         f"- killed: {share(len(killed))}",
-        f"- killed by the properties alone (`--no-differential`): {share(by[PROPERTIES])}",
+        f"- killed by the properties alone (`--no-differential`): {share(by[PROPERTIES])}; of these the target "
+        f"crashed (an exception out of the mutated code) in "
+        f"{sum(1 for r in killed if r.killed_by == PROPERTIES and (r.signature or '').startswith('crash'))}",
         f"- killed by the differential only: {by[DIFFERENTIAL]}",
         f"- killed by a hang (the process outlived its budget): {by[HANG]}",
         f"- survived: {len(survivors)}, of which equivalent: {equivalent}, "
+        f"unreachable by the campaigns: {kinds['unreachable']}, generation/property gaps: {kinds['gap']}, "
         f"untriaged: {sum(1 for r in survivors if classification(r) is None)}",
         f"- time to kill (first finding): median {statistics.median(times):.1f} s, max {max(times):.1f} s"
         if times else "- time to kill: no kill",
@@ -386,6 +392,9 @@ def main() -> None:
                     "campaigns": [f"{seed}:{release}" for seed, release in args.campaigns], "budget_s": args.budget,
                     "processes": args.processes}
         results = run_all(chosen, args.campaigns, args.budget, args.processes)
+        settings["ran"] = (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average "
+                           f"{load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (1-minute, "
+                           f"{os.cpu_count()} cores)")
         if args.save is not None:
             save(args.save, settings, results)
     score = score_lines(results, made)
@@ -398,7 +407,8 @@ def main() -> None:
                     f"{settings['sample_seed']}; per mutant and stage the campaigns (seed:release) "
                     f"{' '.join(settings['campaigns'])} in {settings['budget_s']:.0f} s split evenly, the "
                     f"properties alone first, then with the differential (controller level); "
-                    f"{settings['processes']} processes at nice 5.")
+                    f"{settings['processes']} processes at nice 5; the mutants ran "
+                    f"{settings.get('ran', '(not recorded)')}.")
         table = [*score, "", "## By module", "", *kills_by_module(results), "", "## Survivors", "",
                  *survivors_table(results), "", "## Kills", "", *kills_table(results)]
         write_results(args.write, "Mutation score of the engine over the reference's rule modules", what_ran, table,
