@@ -1,0 +1,141 @@
+"""Why each mutant that survived bench/mutation.py survived, judged by reading it against the
+protocol (docs/protocol/) and the engine's operation vocabulary (docs/generation.md).
+
+Keys are `module:operator:occurrence` as bench/mutation.py prints them (stable while the module's
+source is unchanged); `LINE_RULES` classify by the mutated line itself, for a change that is
+equivalent wherever it occurs. Kinds:
+- `equivalent`: no execution of the model can tell the mutant from the original;
+- `unreachable`: a behaviour change the operation vocabulary cannot reach (no operation or
+  configuration produces the input it needs);
+- `gap`: reachable, and neither generation nor the properties caught it within the budget.
+
+Run alone, it lists the entries: `python3 bench/mutation_triage.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+KINDS = ("equivalent", "unreachable", "gap")
+
+
+@dataclass(frozen=True)
+class Triage:
+    kind: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"triage kind {self.kind!r} is not one of {KINDS}")
+
+
+LINE_RULES: dict[str, Triage] = {
+    "if TYPE_CHECKING:": Triage("equivalent", "the guard of imports used only in annotations, which "
+                                "`from __future__ import annotations` never evaluates: importing them at run "
+                                "time changes nothing (no import cycle results)"),
+}
+"""The original line (stripped) → its triage, for every mutation of that line."""
+
+TIMING = ("timing only: the same state is reached later, which no property bounds (the engine judges "
+          "safety after every step and liveness after the heal)")
+LEADER_SHRINK = ("gap: no property bounds when a leader must drop a follower that has not caught up for "
+                 "replica.lag.time.max.ms (leader.md §6); keeping a laggard in the ISR only holds acks=all "
+                 "writes back, which breaks no safety property, and the heal reconnects it before P-LIVE judges")
+PRODUCE_ADMISSION = ("gap: no property judges a produce refusal against the leader's ISR (leader.md §8: acks=all "
+                     "is refused with NOT_ENOUGH_REPLICAS exactly when |ISR| < min.insync.replicas); a wrong "
+                     "refusal or a wrong append is never acknowledged (the completion check still holds), so "
+                     "P-ACK and P-HWM cannot see it. The ground truth has no produce answers to judge it on")
+ELR_OPT_IN = ("unreachable: the `elif elr_on` branch of step 8 runs only on 4.0 with eligible leader replicas "
+              "opted in; campaigns run each release's default configuration (ELR off on 4.0, on with the 4.1 "
+              "rule on 4.1)")
+SMALL_INT = ("equivalent: `is` on ints CPython caches (-5..256) equals `==`; broker ids, epochs and -1 stay "
+             "in that range in every run")
+SINGLE_LAST_KNOWN = ("equivalent: guarded by `len(current.last_known_elr) == 1`, so index 0 and -1 are the "
+                     "same element")
+
+TRIAGE: dict[str, Triage] = {
+    "alter_partition:core/ReplaceComparisonOperator_Gt_Lt:2": Triage(
+        "gap", "generation: needs a partition left RECOVERING by an unclean election (every ISR member "
+        "fenced, then an out-of-ISR replica elected) and then its leader's AlterPartition stating RECOVERING "
+        "with more than one member (§2.4 row 9); the controller machine composes these rarely. Drawing "
+        "RECOVERING one request in two on a RECOVERING partition (instead of one in eight) did not kill it "
+        "in 2 x 60 s: the RECOVERING partition itself is the rare part; an aimed schedule would be needed"),
+    "partition_change:core/ReplaceComparisonOperator_NotEq_Lt:7": Triage("unreachable", ELR_OPT_IN),
+    "partition_change:core/ReplaceUnaryOperator_Delete_Not:13": Triage("unreachable", ELR_OPT_IN),
+    "partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9": Triage("unreachable", ELR_OPT_IN),
+    "partition_change:core/ReplaceComparisonOperator_Is_Eq:0": Triage(
+        "equivalent", "an enum member is equal only to itself: `is` and `==` agree"),
+    "partition_change:core/ReplaceComparisonOperator_IsNot_Is:2": Triage(
+        "unreachable", "step 7 (the 3.8+ shrink epoch bump) runs only when `shrink_bumps_leader_epoch`, i.e. "
+        "metadata.version below 3.6-IV0 on 3.8+; campaigns run each release's default metadata.version"),
+    "partition_change:core/NumberReplacer:3": Triage("equivalent", SINGLE_LAST_KNOWN),
+    "partition_change:core/NumberReplacer:15": Triage("equivalent", SINGLE_LAST_KNOWN),
+    "leader_rules:core/ReplaceComparisonOperator_Eq_GtE:0": Triage("gap", LEADER_SHRINK),
+    "leader_rules:core/ReplaceComparisonOperator_LtE_NotEq:0": Triage("gap", LEADER_SHRINK),
+    "leader_rules:core/ReplaceComparisonOperator_GtE_Lt:1": Triage("gap", LEADER_SHRINK),
+    "leader_rules:core/ReplaceComparisonOperator_GtE_IsNot:0": Triage("gap", LEADER_SHRINK),
+    "leader_rules:core/ZeroIterationForLoop:1": Triage("gap", LEADER_SHRINK),
+    "leader_rules:core/ReplaceComparisonOperator_NotEq_IsNot:0": Triage("equivalent", SMALL_INT),
+    "leader_rules:core/ReplaceComparisonOperator_Lt_NotEq:3": Triage(
+        "gap", "a diverging answer whose end offset lies past the follower's fetch offset truncates nothing "
+        "(`truncation_offset` takes the smaller end) and the follower fetches again; " + TIMING),
+    "leader_rules:core/ReplaceComparisonOperator_Lt_LtE:6": Triage("gap", PRODUCE_ADMISSION),
+    "leader_rules:core/NumberReplacer:25": Triage("gap", PRODUCE_ADMISSION),
+    "leader_rules:core/ReplaceUnaryOperator_Delete_USub:2": Triage(
+        "gap", "a member whose broker epoch the leader does not know is proposed with epoch 1 instead of -1; "
+        "the controller refuses the proposal (KIP-903) and the leader reverts and proposes again later. No "
+        "property bounds refusals of a proposal Kafka would accept; " + TIMING),
+    "leader_rules:core/NumberReplacer:3": Triage(
+        "equivalent", "the gate moves from 3.7.0 to 3.6.0, and no release profile lies between (3.5, then 3.7)"),
+    "follower:core/ReplaceComparisonOperator_Eq_Is:0": Triage("equivalent", SMALL_INT),
+    "follower:core/ReplaceComparisonOperator_NotEq_IsNot:0": Triage("equivalent", SMALL_INT),
+    "follower:core/ReplaceAndWithOr:0": Triage(
+        "gap", "a shutting-down follower keeps fetching partitions whose ISR no longer holds it (§13); no "
+        "property observes what it fetches, and the extra fetches can neither bring it back into the ISR "
+        "(KIP-841) nor hold the HW back (KAFKA-15021)"),
+    "follower:core/ReplaceOrWithAnd:1": Triage(
+        "equivalent", "`should_fetch` is asked only of a follower (never the leader), and a fetch towards no "
+        "leader (-1) reaches no broker: the `leader == broker_id` test the mutant drops never decides"),
+    "alter_partition_manager:core/ReplaceComparisonOperator_Eq_LtE:1": Triage(
+        "gap", "an older retry timer also calls `maybe_propagate`, which sends queued items only when nothing is "
+        "in flight: they go out before the back-off ends; " + TIMING),
+    "alter_partition_manager:core/ReplaceComparisonOperator_GtE_LtE:0": Triage(
+        "equivalent", "versions run 0-3, so only below v3 does it differ: member epochs are kept where they were "
+        "dropped, and below v3 (3.3) the controller ignores member epochs (no KIP-903)"),
+    "alter_partition_manager:core/ReplaceComparisonOperator_Is_Lt:2": Triage(
+        "gap", "a successful answer is handled as an error NONE, which the §9 table retries: the resent "
+        "proposal is refused as stale and the leader waits for the metadata that carries its own change; "
+        + TIMING),
+    "alter_partition_manager:core/ReplaceComparisonOperator_Is_LtE:2": Triage(
+        "equivalent", "differs from `is NONE` only for a negative error code, and no partition-level answer has "
+        "one (UNKNOWN_SERVER_ERROR is top-level only)"),
+    "alter_partition_manager:core/ReplaceComparisonOperator_IsNot_Gt:0": Triage(
+        "equivalent", "differs only for UNKNOWN_SERVER_ERROR (-1), which the controller answers only to a "
+        "leader recovery state no broker sends"),
+    "alter_partition_manager:core/AddNot:17": Triage(
+        "equivalent", "`inflight_requests` only feeds the ground truth's report, which P-1IF reads for more than "
+        "one request; inverted it is never more than one, and no protocol decision reads it"),
+    "alter_partition_manager:core/ReplaceTrueWithFalse:5": Triage(
+        "gap", "a top-level NOT_CONTROLLER is retried after the back-off instead of resent at once to the "
+        "rediscovered controller; the model has one controller address, so the same request reaches the same "
+        "controller; " + TIMING),
+}
+
+
+def triage_of(key: str, line_before: str) -> Triage | None:
+    """The triage of the mutant `key` whose changed line was `line_before`; None if untriaged."""
+    return TRIAGE.get(key) or LINE_RULES.get(line_before)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args()
+    for line, triage in LINE_RULES.items():
+        print(f"line {line!r}: {triage.kind}: {triage.reason}")
+    for key, triage in sorted(TRIAGE.items()):
+        print(f"{key}: {triage.kind}: {triage.reason}")
+
+
+if __name__ == "__main__":
+    main()
