@@ -180,7 +180,6 @@ class HistoryWorker:
         if self.failed_starts == MAX_FAILED_STARTS:
             print(f"isrcheck: {MAX_FAILED_STARTS} clusters in a row did not start; worker {self.worker} stops",
                   file=sys.stderr)
-        self.result.steps += len(steps)
         if findings and self.result.found_at is None:
             self.result.found_at = time.monotonic()
         return finished
@@ -217,6 +216,7 @@ class HistoryWorker:
         }
         self.writer.write(record)
         self.result.runs += 1
+        self.result.steps += len(run.steps)
         self.result.outcomes[outcome] += 1
         for finding in run.findings:
             self.result.signatures[finding.signature] += 1
@@ -246,6 +246,8 @@ class HistoryWorker:
                     self.record(finished, batch_seed, examples, shrunk=False)
                     return
                 raise HistoryFailure()
+            if failing:
+                return  # a shrink attempt that passed: not one of the campaign's runs (nor are its steps)
             self.record(finished, batch_seed, examples, shrunk=False)
 
         seed(batch_seed)(test)

@@ -85,3 +85,21 @@ def test_a_black_box_campaign_stops_its_workers_at_the_first_finding(tmp_path: P
     result = run_campaign(CampaignConfig(adapter=LOSSY, level="cluster", examples=300, batch_size=10, steps=10,
                                          seed=1, workers=2, records_dir=tmp_path))
     assert result.found and result.runs < 300  # type: ignore[attr-defined]
+
+
+def test_shrink_attempts_are_not_counted_as_runs(tmp_path: Path) -> None:
+    """With stop-at-first, the runs before the first finding and the (shrunk) finding are the
+    campaign's runs; Hypothesis's passing shrink attempts are not recorded or counted. Draws depend
+    on the seed alone, so the same batch without stopping finds it at the same run."""
+    collected = run_campaign(CampaignConfig(adapter=LOSSY, level="cluster", examples=100, steps=10, seed=1,
+                                            stop_at_first=False, records_dir=tmp_path / "all"))
+    [path] = list((tmp_path / "all").glob("*.jsonl"))
+    outcomes = [json.loads(line)["outcome"] for line in path.read_text().splitlines()]
+    first = outcomes.index("finding") + 1
+    stopped = run_campaign(CampaignConfig(adapter=LOSSY, level="cluster", examples=100, steps=10, seed=1,
+                                          records_dir=tmp_path / "first"))
+    [path] = list((tmp_path / "first").glob("*.jsonl"))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert collected.found and stopped.found  # type: ignore[attr-defined]
+    assert stopped.runs == len(records) == first, (stopped.runs, first)  # type: ignore[attr-defined]
+    assert [r["outcome"] for r in records] == ["pass"] * (first - 1) + ["finding"]
