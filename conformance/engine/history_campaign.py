@@ -246,7 +246,7 @@ class HistoryWorker:
                     self.record(finished, batch_seed, examples, shrunk=False)
                     return
                 raise HistoryFailure()
-            if failing:
+            if failing and config.stop_at_first:
                 return  # a shrink attempt that passed: not one of the campaign's runs (nor are its steps)
             self.record(finished, batch_seed, examples, shrunk=False)
 
@@ -258,7 +258,7 @@ class HistoryWorker:
             self.record(failing[-1], batch_seed, examples, shrunk=True)  # Hypothesis ran the smallest last
             return True
         except Flaky as error:
-            if failing:
+            if failing and config.stop_at_first:
                 self.record(failing[-1], batch_seed, examples, shrunk=False)
             self.result.outcomes["flaky"] += 1
             self.result.examples.setdefault("flaky", {"message": str(error)[:500]})

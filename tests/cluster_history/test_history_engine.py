@@ -96,6 +96,7 @@ def test_shrink_attempts_are_not_counted_as_runs(tmp_path: Path) -> None:
     [path] = list((tmp_path / "all").glob("*.jsonl"))
     outcomes = [json.loads(line)["outcome"] for line in path.read_text().splitlines()]
     first = outcomes.index("finding") + 1
+    assert collected.runs == len(outcomes) == 100  # type: ignore[attr-defined]  # every run, after a finding too
     stopped = run_campaign(CampaignConfig(adapter=LOSSY, level="cluster", examples=100, steps=10, seed=1,
                                           records_dir=tmp_path / "first"))
     [path] = list((tmp_path / "first").glob("*.jsonl"))
