@@ -39,6 +39,7 @@ from isrcheck.contract.errors import UsageError
 from isrcheck.contract.operations.findings import CRASH, Finding
 from isrcheck.contract.records.schema import SCHEMA_ID
 from isrcheck.contract.records.writer import RecordWriter, utc_timestamp
+from isrcheck.reference_impl.release import Elr, profile_named
 
 TOPIC = "isrcheck"
 MAX_FAILED_STARTS = 3
@@ -103,13 +104,17 @@ def steps_strategy(brokers: int, max_steps: int) -> st.SearchStrategy[Steps]:
         lambda drawn: [drawn[0], *drawn[1]])
 
 
-def history_config(target: Target) -> HistoryConfig:
+def history_config(target: Target, release: str) -> HistoryConfig:
+    """The cluster's configuration the judge needs: its session timeout and min.insync.replicas
+    (the target's options), and whether eligible leader replicas are on (the release's default
+    for a fresh cluster: 4.1 on; reference_impl/release.py)."""
     options = getattr(target, "options", {}) or {}
     from isrcheck.adapters.real_kafka.cluster_processes import KAFKA_SESSION_TIMEOUT_MS
 
     default_session_ms = KAFKA_SESSION_TIMEOUT_MS if options.get("kafka-defaults") else 6000
+    elr = profile_named(release).elr is Elr.DEFAULT_ON
     return HistoryConfig(session_timeout_ms=int(options.get("session-timeout-ms", default_session_ms)),
-                         min_insync_replicas=int(options.get("min-insync-replicas", 2)))
+                         min_insync_replicas=int(options.get("min-insync-replicas", 2)), elr=int(elr))
 
 
 class HistoryFailure(Exception):
@@ -165,7 +170,7 @@ class HistoryWorker:
         target = self.make_target()
         if hasattr(target, "reuse"):
             target.reuse = True  # a cluster kept between runs; `shutdown` stops it at the end
-        config = history_config(target)
+        config = history_config(target, self.config.release)
         started, clock = time.time(), time.monotonic()
         try:
             history, findings = run_history(target, self.config.release, steps, config)
@@ -210,7 +215,7 @@ class HistoryWorker:
                            "target": e["result"]} for n, e in enumerate(results)],
             },
             "replay": replay,
-            "history": {"config": history_config(target).to_json(), "entries": run.history},
+            "history": {"config": history_config(target, config.release).to_json(), "entries": run.history},
             "properties": list(BLACK_BOX),
             "unknown": unknown_properties("cluster", [VIEWS], views_not_judged(run.history)),
         }

@@ -29,10 +29,13 @@ class HistoryConfig:
     """Metadata settles within this after the session timeout expired (heartbeat interval,
     controller processing, Metadata propagation to the broker answering)."""
     min_insync_replicas: int = 2
+    elr: int = 0
+    """1: eligible leader replicas are on (KIP-966; 4.1's default): a fenced ISR member keeps its
+    claim to leadership (`exposure_points`)."""
 
     def to_json(self) -> dict[str, int]:
         return {"session_timeout_ms": self.session_timeout_ms, "settle_ms": self.settle_ms,
-                "min_insync_replicas": self.min_insync_replicas}
+                "min_insync_replicas": self.min_insync_replicas, "elr": self.elr}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> HistoryConfig:
@@ -61,10 +64,20 @@ def topic_min_isr(history: list[dict[str, Any]], topic: str, config: HistoryConf
     return config.min_insync_replicas
 
 
-def exposure_points(history: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Per partition, the history indices at which every broker of its last observed non-empty
-    ISR had lost its log directory (disk-loss restarts) since being observed in it: from there on,
-    what was committed before is not protected.
+def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dict[str, list[int]]:
+    """Per partition, the history indices of disk-loss restarts after which every in-sync copy of
+    what was committed before may be gone: from there on, it is not protected.
+
+    That is when every broker of the last observed non-empty ISR has lost its log directory
+    (disk-loss restarts) since being observed in it; and, without eligible leader replicas, also
+    when a member loses it while every other member is down (crashed, paused or shut down since it
+    was observed in the ISR; `DOWN_OPS`). Fenced, those others leave the ISR, often before any
+    observation can show it, and the member with the empty log is the ISR that is left — the last
+    in-sync replica, which the controller elects (`PartitionChangeBuilder` at 3.9.0: a clean
+    election takes the ISR's live member): two failures against min.insync.replicas 2, outside
+    the guarantee. With ELR on (4.1's default) a fenced member moves to the ELR and stays electable
+    (`PartitionChangeBuilder.maybePopulateTargetElr`, 4.1.1), so the data survives and a loss there
+    is judged.
 
     An empty ISR does not replace the last non-empty one. Without ELR the ISR never empties (the
     last member stays when it is fenced). With ELR on (4.x; KIP-966) it does: when its last member
@@ -82,17 +95,28 @@ def exposure_points(history: list[dict[str, Any]]) -> dict[str, list[int]]:
     points: dict[str, list[int]] = {}
     last_isr: dict[str, set[int]] = {}
     wiped: set[int] = set()
+    down: set[int] = set()
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
             isr = set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
             if isr:
                 last_isr[e["partition"]] = isr
-        elif e["type"] == "op" and e["op"] == "restart" and e["args"].get("lose") == "disk":
-            wiped.add(broker_id(e["args"]))
-            for partition, isr in last_isr.items():
-                if isr and isr <= wiped:
-                    points.setdefault(partition, []).append(e["i"])
+        elif e["type"] == "op":
+            op, args = e["op"], e["args"]
+            if op == "heal":
+                down.clear()
+            elif op in DOWN_OPS:
+                down.add(broker_id(args))
+            elif op in UP_OPS:
+                down.discard(broker_id(args))
+            if op == "restart" and args.get("lose") == "disk":
+                lost = broker_id(args)
+                wiped.add(lost)
+                for partition, isr in last_isr.items():
+                    others_down = not config.elr and lost in isr and isr <= wiped | down
+                    if isr and (isr <= wiped or others_down):
+                        points.setdefault(partition, []).append(e["i"])
     return points
 
 

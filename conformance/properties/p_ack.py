@@ -44,7 +44,7 @@ def ground_truth(observation: ClusterObservation, history: History) -> list[Viol
 
 def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
     """P-ACK: each acks=all acknowledgement (value at offset) is read back by the last consume."""
-    exposed = exposure_points(history)
+    exposed = exposure_points(history, config)
     read: dict[str, dict[str, str]] = {}
     for e in ops(history):
         if e["op"] == "consume" and "records" in e["result"]:

@@ -13,7 +13,7 @@ from isrcheck.conformance.properties.checker import Property, Violation
 def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violation]:
     """P-HWC: ListOffsets(latest) never goes backwards (KIP-207 made it monotonic across leader
     changes: a new leader answers OFFSET_NOT_AVAILABLE until its HW caught up)."""
-    exposed = exposure_points(history)
+    exposed = exposure_points(history, config)
     highest: dict[str, tuple[int, int]] = {}
     violations = []
     for e in history:

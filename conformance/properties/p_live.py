@@ -107,7 +107,7 @@ def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
     if not heals:
         return []
     heal = heals[-1]
-    exposed = exposure_points(history)
+    exposed = exposure_points(history, config)
     latest: dict[str, dict[str, Any]] = {}
     for e in observations(history):
         if e["i"] > heal["i"]:

@@ -91,6 +91,37 @@ def test_p_ack_judges_a_record_whose_isr_kept_a_copy_although_another_broker_los
     assert properties(b.history) == ["P-ACK", "P-HWC"]  # the acknowledgement, then the decline
 
 
+def last_member_wiped_while_the_other_is_down() -> list[dict[str, Any]]:
+    """Acknowledged with ISR {2, 1}; 1 crashes (its copy intact, not yet fenced when observed), 2
+    restarts with an empty log: fenced, 1 leaves the ISR and 2 — empty — is the ISR member left,
+    the leader (a simulated 3.9 cluster lost records this way, SimulatedCluster seed 1 run 280)."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(102, [102, 101], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
+    b.see(102, [102, 101], 2)
+    b.op("crash", {"broker": 1})
+    b.see(102, [102, 101], None)
+    b.op("restart", {"broker": 2, "lose": "disk"})
+    b.see(102, [102], 0)
+    b.op("heal", {})
+    b.see(102, [102, 101, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_a_disk_loss_of_the_last_live_isr_member_is_outside_the_guarantee_without_elr() -> None:
+    """Two failures against min.insync.replicas 2: without ELR nothing is promised after it; with
+    ELR on (4.1) the crashed member stays electable, so the same loss is judged. A member down
+    that is not in the ISR, or a disk loss with another ISR member up, exempts nothing."""
+    history = last_member_wiped_while_the_other_is_down()
+    assert properties(history) == []
+    with_elr = [v.property for v in check_history(history, HistoryConfig(elr=1))]
+    assert with_elr == ["P-ACK", "P-ACK", "P-HWC"]  # both records, then the decline
+    up = [e for e in history if not (e["type"] == "op" and e["op"] == "crash")]  # 1 stays up: a copy survives
+    assert properties(up) == ["P-ACK", "P-ACK", "P-HWC"]
+
+
 def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
     b = Builder()
     b.op("create_topic", {"topic": "t"})
