@@ -96,6 +96,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     last_isr: dict[str, set[int]] = {}
     wiped: set[int] = set()
     down: set[int] = set()
+    paused: set[int] = set()
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
             isr = set(e["view"].get("isr", []))
@@ -106,15 +107,19 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             op, args = e["op"], e["args"]
             if op == "heal":
                 down.clear()
+                paused.clear()
             elif op in DOWN_OPS:
-                down.add(broker_id(args))
+                (paused if op == "pause" else down).add(broker_id(args))
+            elif op == "resume":
+                paused.discard(broker_id(args))  # a crashed broker stays down when "resumed"
             elif op in UP_OPS:
                 down.discard(broker_id(args))
+                paused.discard(broker_id(args))
             if op == "restart" and args.get("lose") == "disk":
                 lost = broker_id(args)
                 wiped.add(lost)
                 for partition, isr in last_isr.items():
-                    others_down = not config.elr and lost in isr and isr <= wiped | down
+                    others_down = not config.elr and lost in isr and isr <= wiped | down | paused
                     if isr and (isr <= wiped or others_down):
                         points.setdefault(partition, []).append(e["i"])
     return points

@@ -120,6 +120,9 @@ def test_a_disk_loss_of_the_last_live_isr_member_is_outside_the_guarantee_withou
     assert with_elr == ["P-ACK", "P-ACK", "P-HWC"]  # both records, then the decline
     up = [e for e in history if not (e["type"] == "op" and e["op"] == "crash")]  # 1 stays up: a copy survives
     assert properties(up) == ["P-ACK", "P-ACK", "P-HWC"]
+    crash = next(n for n, e in enumerate(history) if e["type"] == "op" and e["op"] == "crash")
+    resumed = [*history[:crash + 1], {**history[crash], "op": "resume"}, *history[crash + 1:]]
+    assert properties(resumed) == []  # SIGCONT does not bring a crashed broker back
 
 
 def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
