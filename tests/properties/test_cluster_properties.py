@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from isrcheck.conformance.properties.catalogue import STEP_PROPERTIES
-from isrcheck.conformance.properties.checker import Violation
+from isrcheck.conformance.properties.catalogue import STEP_PROPERTIES, unknown_properties
+from isrcheck.conformance.properties.checker import GROUND_TRUTH, VIEWS, Violation
 from isrcheck.conformance.properties.ground_truth_memory import History
 from isrcheck.conformance.properties.leader_in_isr import ground_truth as leader_in_isr
 from isrcheck.conformance.properties.monitor import PropertyMonitor
@@ -155,6 +155,12 @@ def test_p_adm_judges_only_decisions_since_the_previous_observation() -> None:
     after = observation(produce_decisions=(wrong, decision(-1, 3, "APPENDED")))
     assert p_adm(after, History(before)) == []
     assert len(p_adm(after, NO_HISTORY)) == 1
+
+
+def test_p_adm_is_unknown_for_a_black_box_cluster_and_judged_on_ground_truth() -> None:
+    """A black box shows a refusal, not the ISR its leader read: P-ADM is never a pass there."""
+    assert "P-ADM" in unknown_properties("cluster", [VIEWS])
+    assert "P-ADM" not in unknown_properties("cluster", [GROUND_TRUTH])
 
 
 # ---------------------------------------------------------------------------------- P-HWV
