@@ -28,7 +28,8 @@ vocabulary, generation/property gap); an unlisted survivor shows as `untriaged`.
         --save docs/results/mutation.json --write docs/results/mutation.md
 
 `--load` renders saved results again (after a triage change); with `--rerun-survivors` it runs
-the saved survivors again (after a generation or property change) and saves over the file.
+the saved survivors again (after a generation or property change; with `--only`, just those of
+them) and saves over the file.
 """
 
 from __future__ import annotations
@@ -357,7 +358,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds per mutant and stage, split evenly between the campaigns (default 60)")
     parser.add_argument("--processes", type=int, default=2, help="mutants run at once (default 2)")
-    parser.add_argument("--only", nargs="+", help="run only these mutant keys (module:operator:occurrence)")
+    parser.add_argument("--only", nargs="+", help="run only these mutant keys (module:operator:occurrence); "
+                        "with --rerun-survivors, only these of the saved survivors")
     parser.add_argument("--save", type=Path, help="write every mutant's result (JSON) here")
     parser.add_argument("--load", type=Path, help="render the results saved by --save instead of running")
     parser.add_argument("--rerun-survivors", action="store_true",
@@ -378,11 +380,17 @@ def main() -> None:
         settings = saved["settings"]
         if args.rerun_survivors:
             again = {r.spec.key for r in results if r.killed_by is None}
+            if args.only:
+                again &= set(args.only)
             campaigns = [campaign_option(text) for text in settings["campaigns"]]
             rerun = run_all([(spec, source) for spec, source in mutants if spec.key in again], campaigns,
                             settings["budget_s"], args.processes)
             by_key = {r.spec.key: r for r in rerun}
             results = [by_key.get(r.spec.key, r) for r in results]
+            now = datetime.datetime.now(datetime.UTC)
+            settings["reran"] = (f"{len(rerun)} survivor(s) ran again {now:%Y-%m-%d %H:%M} UTC after a generation "
+                                 f"or property change, load average "
+                                 f"{load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at the end")
             save(args.load, settings, results)
     else:
         chosen = sample_of(mutants, args.sample, args.sample_seed)
@@ -408,7 +416,8 @@ def main() -> None:
                     f"{' '.join(settings['campaigns'])} in {settings['budget_s']:.0f} s split evenly, the "
                     f"properties alone first, then with the differential (controller level); "
                     f"{settings['processes']} processes at nice 5; the mutants ran "
-                    f"{settings.get('ran', '(not recorded)')}.")
+                    f"{settings.get('ran', '(not recorded)')}"
+                    f"{'; ' + settings['reran'] if 'reran' in settings else ''}.")
         table = [*score, "", "## By module", "", *kills_by_module(results), "", "## Survivors", "",
                  *survivors_table(results), "", "## Kills", "", *kills_table(results)]
         write_results(args.write, "Mutation score of the engine over the reference's rule modules", what_ran, table,

@@ -42,10 +42,6 @@ TIMING = ("timing only: the same state is reached later, which no property bound
 LEADER_SHRINK = ("gap: no property bounds when a leader must drop a follower that has not caught up for "
                  "replica.lag.time.max.ms (leader.md §6); keeping a laggard in the ISR only holds acks=all "
                  "writes back, which breaks no safety property, and the heal reconnects it before P-LIVE judges")
-PRODUCE_ADMISSION = ("gap: no property judges a produce refusal against the leader's ISR (leader.md §8: acks=all "
-                     "is refused with NOT_ENOUGH_REPLICAS exactly when |ISR| < min.insync.replicas); a wrong "
-                     "refusal or a wrong append is never acknowledged (the completion check still holds), so "
-                     "P-ACK and P-HWM cannot see it. The ground truth has no produce answers to judge it on")
 ELR_OPT_IN = ("unreachable: the `elif elr_on` branch of step 8 runs only on 4.0 with eligible leader replicas "
               "opted in; campaigns run each release's default configuration (ELR off on 4.0, on with the 4.1 "
               "rule on 4.1)")
@@ -80,8 +76,6 @@ TRIAGE: dict[str, Triage] = {
     "leader_rules:core/ReplaceComparisonOperator_Lt_NotEq:3": Triage(
         "gap", "a diverging answer whose end offset lies past the follower's fetch offset truncates nothing "
         "(`truncation_offset` takes the smaller end) and the follower fetches again; " + TIMING),
-    "leader_rules:core/ReplaceComparisonOperator_Lt_LtE:6": Triage("gap", PRODUCE_ADMISSION),
-    "leader_rules:core/NumberReplacer:25": Triage("gap", PRODUCE_ADMISSION),
     "leader_rules:core/ReplaceUnaryOperator_Delete_USub:2": Triage(
         "gap", "a member whose broker epoch the leader does not know is proposed with epoch 1 instead of -1; "
         "the controller refuses the proposal (KIP-903) and the leader reverts and proposes again later. No "

@@ -406,6 +406,10 @@ class Broker:
             self.schedule(self.config.request_timeout_ms, "produce_timeout", request)
         return error, base
 
+    def produce_decided(self, tp: TopicPartition, acks: int, isr_size: int, min_isr: int, error: Error) -> None:
+        """Harness ground truth: this leader's §8 admission decision, for P-ADM."""
+        self.cluster.on_produce_decided(self.id, tp, acks, isr_size, min_isr, error)
+
     def produce_appended(self, request: int, base_offset: int) -> None:
         self.cluster.on_produce_appended(request, base_offset)
 

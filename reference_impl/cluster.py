@@ -30,6 +30,7 @@ from isrcheck.contract.history.ground_truth import (
     DataLoss,
     IsrAdmission,
     PartitionView,
+    ProduceDecision,
     RegistrationView,
     ReplicaView,
 )
@@ -190,6 +191,8 @@ class Cluster:
         """Harness-only: each AlterPartition request's leader HWs when it was sent (by payload
         identity; the payload is kept so the id stays unique), for the P-ELIG ground truth."""
         self.data_loss: list[DataLoss] = []
+        self.produce_decisions: list[ProduceDecision] = []
+        """Every leader's §8 produce admission decision, with the ISR size and min ISR it read (P-ADM)."""
         self.controlled_shutdowns: dict[int, int] = {}
         """broker → serial of the incarnation whose controlled shutdown the controller accepted."""
         self.metadata_inflight: dict[int, int] = {}
@@ -668,6 +671,13 @@ class Cluster:
             state.status = "acked"
         return state
 
+    def on_produce_decided(
+        self, leader: int, tp: TopicPartition, acks: int, isr_size: int, min_isr: int, error: Error
+    ) -> None:
+        outcome = "APPENDED" if error is Error.NONE else error.name
+        decision = ProduceDecision(self.steps, tp[0], tp[1], leader, acks, isr_size, min_isr, outcome)
+        self.produce_decisions.append(decision)
+
     def on_produce_appended(self, request: int, base_offset: int) -> None:
         state = self.produces.get(request)
         if state is not None:
@@ -930,6 +940,7 @@ class Cluster:
             self._frozen_keys("leader_branches", self.leader_branches),
             self._frozen_keys("alter_partition_outcomes", self.alter_partition_outcomes),
             self._frozen_map("epoch_isrs", self.epoch_isrs),
+            self._frozen("produce_decisions", self.produce_decisions),
         )
 
     @staticmethod

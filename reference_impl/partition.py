@@ -290,6 +290,7 @@ class Partition:
         if self.role != LEADER:
             return Error.NOT_LEADER_OR_FOLLOWER, -1
         error = self.rules.produce_error(self, acks)
+        self.broker.produce_decided(self.tp, acks, len(self.state.isr), self.effective_min_isr, error)
         if error is not Error.NONE:
             self.reached(LeaderBranch.PRODUCE_NOT_ENOUGH_REPLICAS)
             return error, -1

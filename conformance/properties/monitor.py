@@ -95,6 +95,7 @@ def unchanged(observation: ClusterObservation, last: ClusterObservation) -> bool
         and _same(observation.shutting_down, last.shutting_down)
         and _same(observation.epoch_leaders, last.epoch_leaders)
         and _same(observation.epoch_isrs, last.epoch_isrs)
+        and _same(observation.produce_decisions, last.produce_decisions)
     )
 
 

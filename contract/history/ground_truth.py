@@ -129,6 +129,24 @@ class IsrAdmission:
 
 
 @dataclass(frozen=True, slots=True)
+class ProduceDecision:
+    """A leader decided whether to append a produce request (leader.md §8, Kafka
+    `Partition.appendRecordsToLeader`): ground truth read by the harness at that moment — the
+    size of the leader's committed ISR (the one the check reads, not the maximal ISR of a pending
+    expansion) and the min ISR in effect (min(min.insync.replicas, replication factor))."""
+
+    step: int
+    topic: str
+    partition: int
+    leader: int
+    acks: int
+    isr_size: int
+    min_isr: int
+    outcome: str
+    """APPENDED | NOT_ENOUGH_REPLICAS."""
+
+
+@dataclass(frozen=True, slots=True)
 class DataLoss:
     step: int
     broker: int
@@ -170,6 +188,9 @@ class ClusterObservation:
     """(topic, partition, partition epoch) → the ISR the controller committed with that epoch: a
     leader's committed ISR (leader.md §2, "the ISR as last committed by the controller") is this
     one at its partition epoch, whatever answers arrive late."""
+    produce_decisions: tuple[ProduceDecision, ...] = ()
+    """Every leader's produce admission decision so far, in order (empty for a system that does
+    not report them, and in records written before they were kept)."""
 
     def replica(self, broker: int, tp: TopicPartition) -> ReplicaView | None:
         return self.replicas.get((broker, tp[0], tp[1]))
@@ -207,6 +228,7 @@ class ClusterObservation:
             "acked": [_fields(a) for a in self.acked],
             "admissions": [_fields(a) for a in self.admissions],
             "data_loss": [_fields(d) for d in self.data_loss],
+            "produce_decisions": [_fields(d) for d in self.produce_decisions],
             "shutting_down": sorted(self.shutting_down),
             "unclean": sorted(f"{t}-{p}" for t, p in self.unclean),
             "pending_produces": self.pending_produces,

@@ -16,6 +16,7 @@ from isrcheck.contract.history.ground_truth import (
     DataLoss,
     IsrAdmission,
     PartitionView,
+    ProduceDecision,
     RegistrationView,
     ReplicaView,
 )
@@ -60,6 +61,7 @@ def ground_truth_json(observation: ClusterObservation) -> dict[str, Any]:
         "leader_branches": sorted(observation.leader_branches),
         "alter_partition_outcomes": sorted(observation.alter_partition_outcomes),
         "epoch_isrs": [[*key, list(isr)] for key, isr in observation.epoch_isrs.items()],
+        "produce_decisions": [_view(d) for d in observation.produce_decisions],
     }
 
 
@@ -86,4 +88,5 @@ def ground_truth_from_json(data: dict[str, Any]) -> ClusterObservation:
         leader_branches=frozenset(data["leader_branches"]),
         alter_partition_outcomes=frozenset(data["alter_partition_outcomes"]),
         epoch_isrs={(str(t), int(p), int(e)): tuple(isr) for t, p, e, isr in data["epoch_isrs"]},
+        produce_decisions=tuple(_from_view(ProduceDecision, d) for d in data.get("produce_decisions", [])),
     )

@@ -9,13 +9,14 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from isrcheck.conformance.properties.catalogue import STEP_PROPERTIES
-from isrcheck.conformance.properties.checker import Violation
+from isrcheck.conformance.properties.catalogue import STEP_PROPERTIES, unknown_properties
+from isrcheck.conformance.properties.checker import GROUND_TRUTH, VIEWS, Violation
 from isrcheck.conformance.properties.ground_truth_memory import History
 from isrcheck.conformance.properties.leader_in_isr import ground_truth as leader_in_isr
 from isrcheck.conformance.properties.monitor import PropertyMonitor
 from isrcheck.conformance.properties.p_1if import ground_truth as p_1if
 from isrcheck.conformance.properties.p_ack import ground_truth as p_ack
+from isrcheck.conformance.properties.p_adm import ground_truth as p_adm
 from isrcheck.conformance.properties.p_elig import ground_truth as p_elig
 from isrcheck.conformance.properties.p_hwm import ground_truth as p_hwm
 from isrcheck.conformance.properties.p_hwv import ground_truth as p_hwv
@@ -29,6 +30,7 @@ from isrcheck.contract.history.ground_truth import (
     DataLoss,
     IsrAdmission,
     PartitionView,
+    ProduceDecision,
     RegistrationView,
     ReplicaView,
 )
@@ -116,6 +118,49 @@ def test_p_ack_exemptions() -> None:
     assert p_ack(observation(acked=acked, replicas=short, unclean=frozenset({TP})), NO_HISTORY) == []
     not_yet = {1: replica(1, log=((0, 1),), hw=1, role="follower")}
     assert p_ack(observation(acked=acked, replicas=not_yet), NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-ADM
+
+
+def decision(acks: int, isr_size: int, outcome: str, min_isr: int = 2) -> ProduceDecision:
+    return ProduceDecision(7, "t", 0, 1, acks, isr_size, min_isr, outcome)
+
+
+@pytest.mark.parametrize(("acks", "isr_size", "outcome"), [
+    (-1, 3, "APPENDED"), (-1, 2, "APPENDED"), (-1, 1, "NOT_ENOUGH_REPLICAS"),
+    (1, 1, "APPENDED"), (0, 1, "APPENDED"),
+])
+def test_p_adm_holds_on_the_rule(acks: int, isr_size: int, outcome: str) -> None:
+    """leader.md §8: acks=all is refused iff |committed ISR| < min ISR; acks 0 and 1 never are."""
+    assert p_adm(observation(produce_decisions=(decision(acks, isr_size, outcome),)), NO_HISTORY) == []
+
+
+@pytest.mark.parametrize(("acks", "isr_size", "outcome", "expected"), [
+    (-1, 1, "APPENDED", "NOT_ENOUGH_REPLICAS"),  # appended below the min ISR
+    (-1, 2, "NOT_ENOUGH_REPLICAS", "APPENDED"),  # refused at the min ISR (`<=` for `<`)
+    (0, 1, "NOT_ENOUGH_REPLICAS", "APPENDED"),  # acks=0 refused for the ISR's size
+])
+def test_p_adm_violated_in_both_directions(acks: int, isr_size: int, outcome: str, expected: str) -> None:
+    [violation] = p_adm(observation(produce_decisions=(decision(acks, isr_size, outcome),)), NO_HISTORY)
+    assert violation.property == "P-ADM" and violation.step == 7
+    assert violation.evidence == {"partition": "t-0", "leader": 1, "acks": acks, "isr_size": isr_size,
+                                  "min_isr": 2, "outcome": outcome, "expected": expected}
+    json.dumps(violation.to_json())
+
+
+def test_p_adm_judges_only_decisions_since_the_previous_observation() -> None:
+    wrong = decision(-1, 1, "APPENDED")
+    before = observation(produce_decisions=(wrong,))
+    after = observation(produce_decisions=(wrong, decision(-1, 3, "APPENDED")))
+    assert p_adm(after, History(before)) == []
+    assert len(p_adm(after, NO_HISTORY)) == 1
+
+
+def test_p_adm_is_unknown_for_a_black_box_cluster_and_judged_on_ground_truth() -> None:
+    """A black box shows a refusal, not the ISR its leader read: P-ADM is never a pass there."""
+    assert "P-ADM" in unknown_properties("cluster", [VIEWS])
+    assert "P-ADM" not in unknown_properties("cluster", [GROUND_TRUTH])
 
 
 # ---------------------------------------------------------------------------------- P-HWV
