@@ -43,14 +43,9 @@ from isrcheck.conformance.engine.step_checkers import (
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.p_live import PROPERTY as P_LIVE
 from isrcheck.conformance.scenario.run import StepError
-from isrcheck.contract.history.controller_view import ControllerObservation
 from isrcheck.contract.history.steps import HistoryStep, RunHistory, SideRecord
 from isrcheck.contract.operations.findings import CRASH, ERROR, VIOLATION, Finding
 from isrcheck.contract.operations.step import Step
-
-MAX_PARTITION_SCAN = 1024
-"""Partitions of one topic read from the reference before a create_partitions (far above what a
-run creates: the generator stops at a few)."""
 
 CONTROLLER_ADMIN = ("create_topic", "create_partitions", "elect_leaders", "reassign")
 CLUSTER_ACTORS = {
@@ -178,30 +173,13 @@ class Run:
     def now(self) -> float:
         return round(time.monotonic() - self.started, 3)
 
-    def reference_before(self, step: Step) -> None:
-        """Before a create_partitions, the reference's partitions of its topic, whether or not this
-        run observes them (a replay observes fewer): what a known-divergence rule reads
-        (known_divergences.DivergingStep) besides the last observation."""
-        topic = step.args.get("topic")
-        if step.op != "create_partitions" or not isinstance(topic, str) or not isinstance(self.checker,
-                                                                                         ControllerChecker):
-            return
-        partitions = dict(self.checker.reference_before.partitions)
-        for index in range(MAX_PARTITION_SCAN):
-            state = self.reference.observe("partition", {"topic": topic, "partition": index})
-            if not state.get("exists", True):
-                break
-            partitions[(topic, index)] = state
-        self.checker.reference_scans[len(self.trace) + 1] = ControllerObservation(
-            partitions, self.checker.reference_before.brokers)
-
     def step(self, step: Step) -> list[Finding]:
         if self.stopped:
             return []
         index = len(self.trace) + 1
         src, dst = self.actors(step.op, step.args)
         trace = TraceStep(index, step.op, dict(step.args), src, dst, None, None, dict(step.captures))
-        self.reference_before(step)
+        self.checker.before(step, index)
         self.trace.append(trace)
         reference: SideRecord | None = None
         t = self.now()
@@ -253,7 +231,8 @@ def controller_run(reference: Target, target: Target, release: str, differential
     return Run("controller", reference, target, release,
                ControllerSide(target, release, partitions, brokers, observes_target),
                ControllerSide(reference, release, partitions, brokers),
-               ControllerChecker(differential, target.observable_fields), controller_actors, differential=differential,
+               ControllerChecker(differential, target.observable_fields, reference=reference), controller_actors,
+               differential=differential,
                partitions=partitions, brokers=brokers)
 
 

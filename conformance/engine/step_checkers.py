@@ -12,8 +12,9 @@ the same live (`run.Run`, step by step: stop-at-first and shrinking need that) a
 * `BlackBoxChecker` — the black-box forms, over the whole history once the run has healed and
   read back (`cluster_history.py`): a real cluster's views are judged in time order, not per step.
 
-Each answers `judge(step)` (the findings of the step just recorded), `at_end(history)` (the
-findings only a finished history shows) and `unknown(history)` (the properties it could not judge).
+Each answers `before(step, index)` (what it must read before the step runs), `judge(step)` (the
+findings of the step just recorded), `at_end(history)` (the findings only a finished history
+shows) and `unknown(history)` (the properties it could not judge).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from isrcheck.adapters.base import Target
 from isrcheck.conformance.engine.differential import compare_observations, compare_results
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.catalogue import (
@@ -36,9 +38,16 @@ from isrcheck.contract.history.controller_view import EMPTY, ControllerObservati
 from isrcheck.contract.history.steps import HistoryStep, RunHistory
 from isrcheck.contract.operations.findings import ERROR, VIOLATION, Finding
 from isrcheck.contract.operations.known_divergences import DivergingStep, classified
+from isrcheck.contract.operations.step import Step
+
+MAX_PARTITION_SCAN = 1024
+"""Partitions of one topic read from the reference before a create_partitions (far above what a
+run creates: the generator stops at a few)."""
 
 
 class Checker(Protocol):
+    def before(self, step: Step, index: int) -> None: ...
+
     def judge(self, step: HistoryStep) -> list[Finding]: ...
 
     def at_end(self, history: RunHistory) -> list[Finding]: ...
@@ -76,9 +85,27 @@ class ControllerChecker:
     """The fields the target's observations report truthfully (None: all; `Target.observable_fields`)."""
     reference_scans: dict[int, ControllerObservation] = field(default_factory=dict)
     """Step → the reference's partitions read before a create_partitions, which a known-divergence
-    rule reads (`run.Run.reference_before`); a record's history carries them."""
+    rule reads (`before`); a record's history carries them."""
     target_before: ControllerObservation = EMPTY
     reference_before: ControllerObservation = EMPTY
+    reference: Target | None = None
+    """The reference, read before a create_partitions (live); None offline, where the record's
+    scans stand in."""
+
+    def before(self, step: Step, index: int) -> None:
+        """Before a create_partitions, the reference's partitions of its topic, whether or not the
+        run observes them (a replay observes fewer): what a known-divergence rule reads
+        (known_divergences.DivergingStep) besides the last observation."""
+        topic = step.args.get("topic")
+        if self.reference is None or step.op != "create_partitions" or not isinstance(topic, str):
+            return
+        partitions = dict(self.reference_before.partitions)
+        for partition in range(MAX_PARTITION_SCAN):
+            state = self.reference.observe("partition", {"topic": topic, "partition": partition})
+            if not state.get("exists", True):
+                break
+            partitions[(topic, partition)] = state
+        self.reference_scans[index] = ControllerObservation(partitions, self.reference_before.brokers)
 
     def judge(self, step: HistoryStep) -> list[Finding]:
         reference_before = self.reference_scans.get(step.index, self.reference_before)
@@ -118,6 +145,9 @@ class GroundTruthChecker:
     """The target side's `Session` (its `monitor`)."""
     reference: Any | None
     """The reference side's `Session`, where a separate reference runs alongside."""
+
+    def before(self, step: Step, index: int) -> None:
+        return None
 
     def judge(self, step: HistoryStep) -> list[Finding]:
         found = monitor_finding(self.target.monitor, step)
@@ -166,6 +196,9 @@ def judge_ground_truth(history: RunHistory) -> tuple[list[Finding], PropertyMoni
 @dataclass
 class BlackBoxChecker:
     config: HistoryConfig
+
+    def before(self, step: Step, index: int) -> None:
+        return None
 
     def judge(self, step: HistoryStep) -> list[Finding]:
         return []

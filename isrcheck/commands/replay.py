@@ -48,13 +48,14 @@ def run(args: argparse.Namespace) -> int:
     record = find_record(args.records, args.run)
     counterexample = record.get("counterexample") or {}
     steps = counterexample.get("steps") or []
-    if not steps and record.get("history"):  # a black-box cluster run that passed: its operations
+    black_box = "entries" in (record.get("history") or {})  # a black-box cluster's history (others carry steps)
+    if not steps and black_box:  # a black-box cluster run that passed: its operations
         steps = [e for e in record["history"].get("entries", [])
                  if e.get("type") == "op" and e.get("op") not in ("heal", "consume")]
     if not steps:
         raise UsageError(f"run {args.run} recorded no steps to replay")
     release = record["release"]
-    if record.get("history"):
+    if black_box:
         return replay_history(record, steps)
     cluster = record.get("level") == "cluster"
     make_target = TargetSpec(record["adapter"], record.get("mutant")).factory("cluster" if cluster else "controller")
