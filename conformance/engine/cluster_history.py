@@ -15,7 +15,7 @@ from typing import Any
 
 from isrcheck.adapters.base import REPLICA_LOGS, Target
 from isrcheck.conformance.engine.run import Run, black_box_run
-from isrcheck.conformance.generator.black_box_faults import COMPOSITES
+from isrcheck.conformance.generator.black_box_faults import COMPOSITES, roles
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.contract.history.black_box_json import black_box_entries
 from isrcheck.contract.operations.findings import Finding
@@ -69,13 +69,11 @@ def stale_expansion_steps(args: dict[str, Any], view: dict[str, Any] | None) -> 
     while the member is out (`records`), and how long the delivered expansion stands first
     (`after_ms`). Bound at run time: the leader and the followers of the last observed view (no
     leader: nothing to do). KIP-903's interleaving is the point lose=disk, isolate, leader_fault≠none."""
-    if view is None or int(view.get("leader", -1)) < 100:
+    bound = roles(view)
+    if bound is None:
         return []
+    leader, followers = bound
     topic = str(args["topic"])
-    leader = int(view["leader"]) - 100
-    followers = [int(r) - 100 for r in view.get("replicas", []) if int(r) - 100 != leader]
-    if not followers:
-        return []
     member = followers[int(args.get("member", 0)) % len(followers)]
     by = {"by": STALE_EXPANSION}
     steps: list[tuple[str, dict[str, Any]]] = [

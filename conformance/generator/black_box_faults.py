@@ -33,6 +33,16 @@ LAG_WAIT_MS = 20000
 of the simulated cluster plug-in; on Kafka's default (30 s) the wait ends unmet and the run goes on."""
 
 
+def roles(view: dict[str, Any] | None) -> tuple[int, list[int]] | None:
+    """The broker ids of a partition view's leader and of its other replicas in replica order (node
+    ids 101… are brokers 1…); None without a leader or without a follower: nothing to bind."""
+    if view is None or int(view.get("leader", -1)) < 100:
+        return None
+    leader = int(view["leader"]) - 100
+    followers = [int(r) - 100 for r in view.get("replicas", []) if int(r) - 100 != leader]
+    return (leader, followers) if followers else None
+
+
 def deposed_controller_steps(args: dict[str, Any], view: dict[str, Any] | None) -> list[Step]:
     """Fail over the controller; cut the leader's replication listener (its followers' fetches
     stall; they keep heartbeating); one acks=1 record (a follower at the leader's end offset is
@@ -41,13 +51,11 @@ def deposed_controller_steps(args: dict[str, Any], view: dict[str, Any] | None) 
     clean_restart); `after_ms` pass (a crashed or paused leader is fenced after the session
     timeout, 6 s on kafka-cluster). Bound at run time: the leader and the followers of the last
     observed view (no leader, or no follower: nothing to do). The link stays cut until the heal."""
-    if view is None or int(view.get("leader", -1)) < 100:
+    bound = roles(view)
+    if bound is None:
         return []
+    leader, followers = bound
     topic = str(args["topic"])
-    leader = int(view["leader"]) - 100
-    followers = [int(r) - 100 for r in view.get("replicas", []) if int(r) - 100 != leader]
-    if not followers:
-        return []
     by = {"by": DEPOSED_CONTROLLER}
     return [
         ("fail_over_controller", {**by}),
