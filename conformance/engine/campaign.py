@@ -276,9 +276,8 @@ class Worker:
             elif config.records_dir is not None:
                 run_id = f"{config.campaign_id}-w{self.worker}-{self.counter:06d}"
                 replay = shlex.join(["isrcheck", "replay", str(self.writer.path), "--run", run_id])
-        monitor = getattr(getattr(run.reference_side or run.target_side, "session", None), "monitor", None)
         record = self.record_of(finished.started_at, finished.seconds, batch_seed, run.trace, findings, shown,
-                                replay, run.skip_reason, states=getattr(monitor, "states", ()), unknown=run.unknown())
+                                replay, run.skip_reason, states=run.reference_states(), unknown=run.unknown())
         if finished.cut_short:
             record["cut_short"] = CUT_SHORT_OVERRUN
         recorded = config.record_history or bool(findings)

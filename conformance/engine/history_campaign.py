@@ -29,12 +29,11 @@ from isrcheck.conformance.engine.campaign import CampaignConfig, CampaignResult,
 from isrcheck.conformance.engine.cluster_history import FINAL_STEPS, STALE_EXPANSION, History, run_history
 from isrcheck.conformance.engine.hypothesis_internals import seed_only_draws, shrinking_within
 from isrcheck.conformance.engine.run import black_box_actors
-from isrcheck.conformance.engine.step_checkers import findings_of_entries
+from isrcheck.conformance.engine.step_checkers import black_box_unknown
 from isrcheck.conformance.engine.targets import TargetSpec
 from isrcheck.conformance.generator.black_box_faults import deposed_controller_strategies
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
-from isrcheck.conformance.properties.catalogue import BLACK_BOX, unknown_properties, views_not_judged
-from isrcheck.conformance.properties.checker import VIEWS
+from isrcheck.conformance.properties.catalogue import BLACK_BOX
 from isrcheck.contract.errors import UsageError
 from isrcheck.contract.operations.findings import CRASH, Finding
 from isrcheck.contract.records.schema import SCHEMA_ID
@@ -128,6 +127,8 @@ class FinishedHistory:
     findings: list[Finding]
     started_at: float
     seconds: float
+    config: HistoryConfig
+    """What the run was judged with (the record carries it, for `isrcheck check`)."""
 
 
 @dataclass
@@ -180,7 +181,7 @@ class HistoryWorker:
             history, findings = [], [Finding(CRASH, "open", 0, f"the cluster failed: {failure}")]
         except Exception as error:  # an unexpected failure of the target or its launcher: an outcome, not an abort
             history, findings = [], [Finding(CRASH, "open", 0, f"the cluster failed: {type(error).__name__}: {error}")]
-        finished = FinishedHistory(steps, history, findings, started, time.monotonic() - clock)
+        finished = FinishedHistory(steps, history, findings, started, time.monotonic() - clock, config)
         self.failed_starts = self.failed_starts + 1 if not history and findings else 0
         if self.failed_starts == MAX_FAILED_STARTS:
             print(f"isrcheck: {MAX_FAILED_STARTS} clusters in a row did not start; worker {self.worker} stops",
@@ -199,7 +200,6 @@ class HistoryWorker:
                       else f"isrcheck replay {self.writer.path} --run {run_id}" if self.writer.path else None)
         outcome = outcome_of(run.findings)
         results = [e for e in run.history if e["type"] == "op" and e["op"] not in FINAL_STEPS]
-        target = self.make_target()
         record = {
             "schema": SCHEMA_ID, "run_id": run_id, "campaign_id": config.campaign_id,
             "started_at": utc_timestamp(run.started_at), "seed": batch_seed, "adapter": config.adapter,
@@ -215,9 +215,9 @@ class HistoryWorker:
                            "target": e["result"]} for n, e in enumerate(results)],
             },
             "replay": replay,
-            "history": {"config": history_config(target, config.release).to_json(), "entries": run.history},
+            "history": {"config": run.config.to_json(), "entries": run.history},
             "properties": list(BLACK_BOX),
-            "unknown": unknown_properties("cluster", [VIEWS], views_not_judged(run.history)),
+            "unknown": black_box_unknown(run.history),
         }
         self.writer.write(record)
         self.result.runs += 1
@@ -281,10 +281,3 @@ def is_black_box(config: CampaignConfig) -> bool:
     from isrcheck.adapters.catalogue.registry import make_target
 
     return bool(getattr(make_target(config.adapter, config.timeout_s), "black_box_history", False))
-
-
-def rejudge(record: dict[str, Any]) -> list[Finding]:
-    """`isrcheck check`: the properties judged again on a record's history."""
-    history = record.get("history") or {}
-    return findings_of_entries(list(history.get("entries") or []),
-                               HistoryConfig.from_json(history.get("config") or {}))

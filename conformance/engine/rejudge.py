@@ -1,6 +1,6 @@
 """`isrcheck check`: a run judged again, offline, from the history its record carries — with the
-same checkers the run used live (`step_checkers.judge_pair_step` at the controller level, the
-black-box forms of the properties on a cluster history) — so a verdict can be audited without
+same checkers the run used live (`step_checkers`: the controller checker, the ground-truth
+monitor's forms, the black-box forms of the properties) — so a verdict can be audited without
 the system that produced it.
 
 A controller-level history ends where its run ended, at its first finding; a black-box cluster
@@ -12,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from isrcheck.conformance.engine.history_campaign import rejudge
-from isrcheck.conformance.engine.step_checkers import ControllerChecker, ground_truth_unknown, judge_ground_truth
-from isrcheck.conformance.properties.catalogue import unknown_properties, views_not_judged
-from isrcheck.conformance.properties.checker import VIEWS
+from isrcheck.conformance.engine.step_checkers import (
+    ControllerChecker,
+    black_box_unknown,
+    findings_of_entries,
+    ground_truth_unknown,
+    judge_ground_truth,
+)
+from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.contract.history.history_json import (
     CLUSTER_LEVEL,
     CONTROLLER_LEVEL,
@@ -48,8 +52,8 @@ def rejudge_record(record: dict[str, Any]) -> Rejudged | None:
         return rejudge_cluster(history)
     if "entries" in history:
         entries = list(history.get("entries") or [])
-        unknown = unknown_properties("cluster", [VIEWS], views_not_judged(entries))
-        return Rejudged(BLACK_BOX_LEVEL, rejudge(record), unknown, len(entries))
+        findings = findings_of_entries(entries, HistoryConfig.from_json(history.get("config") or {}))
+        return Rejudged(BLACK_BOX_LEVEL, findings, black_box_unknown(entries), len(entries))
     return None
 
 

@@ -170,6 +170,13 @@ class Run:
         """The properties this run could not judge."""
         return self.checker.unknown(self.history)
 
+    def reference_states(self) -> frozenset[str]:
+        """The protocol states the reference went through, as its property monitor saw them (a
+        simulated cluster; the shared simulation when one plays both sides): coverage points."""
+        side = self.reference_side or self.target_side
+        monitor = side.session.monitor if isinstance(side, SimulatedSide) else None
+        return frozenset() if monitor is None else frozenset(monitor.states)
+
     def now(self) -> float:
         return round(time.monotonic() - self.started, 3)
 

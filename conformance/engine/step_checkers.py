@@ -33,6 +33,7 @@ from isrcheck.conformance.properties.catalogue import (
 )
 from isrcheck.conformance.properties.checker import CONTROLLER_VIEW, GROUND_TRUTH, VIEWS
 from isrcheck.conformance.properties.monitor import PropertyMonitor
+from isrcheck.conformance.scenario.run import Session
 from isrcheck.contract.history.black_box_json import black_box_entries
 from isrcheck.contract.history.controller_view import EMPTY, ControllerObservation
 from isrcheck.contract.history.steps import HistoryStep, RunHistory
@@ -141,9 +142,9 @@ class GroundTruthChecker:
     (`Session.execute`, which also answers a heal's `live`); offline, `judge_ground_truth` feeds
     a fresh monitor the recorded ground truth the same way."""
 
-    target: Any
+    target: Session
     """The target side's `Session` (its `monitor`)."""
-    reference: Any | None
+    reference: Session | None
     """The reference side's `Session`, where a separate reference runs alongside."""
 
     def before(self, step: Step, index: int) -> None:
@@ -207,7 +208,13 @@ class BlackBoxChecker:
         return findings_of_entries(black_box_entries(history), self.config)
 
     def unknown(self, history: RunHistory) -> list[str]:
-        return unknown_properties("cluster", [VIEWS], views_not_judged(black_box_entries(history)))
+        return black_box_unknown(black_box_entries(history))
+
+
+def black_box_unknown(entries: list[dict[str, Any]]) -> list[str]:
+    """The properties a black-box history's entries cannot judge: the ground-truth-only ones, and
+    those with nothing to judge in this run (P-LIVE without a heal, P-LOG without replica logs)."""
+    return unknown_properties("cluster", [VIEWS], views_not_judged(entries))
 
 
 def findings_of_entries(entries: list[dict[str, Any]], config: HistoryConfig) -> list[Finding]:
