@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from isrcheck.contract.history.ground_truth import (
+    PROPOSAL_OTHER,
+    PROPOSAL_PENDING,
+    PROPOSAL_REPLACED_AT_EQUAL_EPOCH,
     AckedRecord,
     BrokerView,
     ClusterObservation,
@@ -41,7 +44,7 @@ from .broker_config import BrokerConfig
 from .controller import Controller
 from .errors import Error
 from .follower import FollowerRules
-from .isr_state import CommittedPartitionState
+from .isr_state import CommittedPartitionState, LeaderAndIsr
 from .leader_rules import LeaderRules
 from .messages import (
     AlterPartitionRequest,
@@ -490,12 +493,15 @@ class Cluster:
                 keys.extend((name, item.partition) for item in topic.partitions)
         return keys
 
-    def _isrs(self, request: AlterPartitionRequest) -> dict[TopicPartition, tuple[int, ...]]:
+    def _isrs(self, request: AlterPartitionRequest) -> dict[TopicPartition, tuple[tuple[int, ...], int]]:
+        """The controller's (ISR, partition epoch) of each partition the request names, before it."""
         partitions = self.controller.partitions
-        return {key: partitions[key].isr for key in self._request_partitions(request) if key in partitions}
+        return {key: (partitions[key].isr, partitions[key].partition_epoch)
+                for key in self._request_partitions(request) if key in partitions}
 
     def _record_admissions(
-        self, message: Message, request: AlterPartitionRequest, before: dict[TopicPartition, tuple[int, ...]]
+        self, message: Message, request: AlterPartitionRequest,
+        before: dict[TopicPartition, tuple[tuple[int, ...], int]],
     ) -> None:
         """Ground truth for P-ELIG: for every broker an AlterPartition added to an ISR, was the
         registered incarnation the running one, and had it caught up with the leader when the
@@ -510,7 +516,7 @@ class Cluster:
         leader = request.broker_id
         proposed = self._proposed_hws.get(id(request))
         proposed_hws = proposed[1] if proposed is not None and proposed[0] is request else {}
-        for key, old_isr in before.items():
+        for key, (old_isr, old_epoch) in before.items():
             for member in partitions[key].isr:
                 if member in old_isr:
                     continue
@@ -531,6 +537,7 @@ class Cluster:
                 self.admissions.append(IsrAdmission(
                     self.steps, key[0], key[1], member, leader,
                     -1 if registration is None else registration.epoch, process_epoch, caught_up,
+                    None if caught_up is None else proposal_at_acceptance(sender, key, request, old_epoch),
                 ))
 
     def _after_controller(self) -> None:
@@ -981,3 +988,30 @@ class Cluster:
         if cached is None or len(cached) != len(items):
             cached = self._frozen_maps[name] = dict(items)
         return cached
+
+
+def proposal_at_acceptance(sender: Broker | None, key: TopicPartition, request: AlterPartitionRequest,
+                           controller_epoch: int) -> str:
+    """What the sending leader held of the proposal this request carries for `key` when the
+    controller, at partition epoch `controller_epoch`, accepted it (`IsrAdmission.proposal`):
+    PROPOSAL_PENDING, the pending ISR change it still counts; PROPOSAL_REPLACED_AT_EQUAL_EPOCH, the
+    proposal that metadata of equal partition epoch replaced while its request was queued or in
+    flight (leader.md §10, `Partition.makeLeader`), accepted at that same partition epoch;
+    PROPOSAL_OTHER otherwise (e.g. a proposal the leader itself replaced or reverted)."""
+    held: str = PROPOSAL_OTHER
+    partition = None if sender is None else sender.partitions.get(key)
+    item = next((item for topic in request.topics for item in topic.partitions if item.partition == key[1]), None)
+    if partition is None or item is None:
+        return held
+
+    carried = (item.leader_epoch, item.partition_epoch, tuple(m.broker for m in item.new_isr))
+
+    def carries(sent: LeaderAndIsr | None) -> bool:
+        return sent is not None and carried == (sent.leader_epoch, sent.partition_epoch, sent.isr_ids)
+
+    state = partition.state
+    if not isinstance(state, CommittedPartitionState) and carries(state.sent):
+        held = PROPOSAL_PENDING
+    elif carries(partition.replaced_at_equal_epoch) and item.partition_epoch == controller_epoch:
+        held = PROPOSAL_REPLACED_AT_EQUAL_EPOCH
+    return held

@@ -14,7 +14,7 @@ from isrcheck.contract.operations.leader_branch import LeaderBranch
 
 from .broker_config import BrokerConfig
 from .errors import Error
-from .isr_state import CommittedPartitionState, IsrState, PendingState
+from .isr_state import CommittedPartitionState, IsrState, LeaderAndIsr, PendingState
 from .leader_rules import ErrorOutcome, LeaderRules
 from .messages import AlterPartitionPartitionResult
 from .metadata_cache import MetadataCache
@@ -70,6 +70,10 @@ class Partition:
         """§13: FENCED_LEADER_EPOCH on fetch — stop fetching until new metadata."""
         self.pending_truncation: tuple[int, int] | None = None
         """§13: a DivergingEpoch received; truncate before the next fetch."""
+        self.replaced_at_equal_epoch: LeaderAndIsr | None = None
+        """The last pending proposal that metadata of equal partition epoch replaced (§10): its
+        request may still be queued or in flight and be accepted. Ground truth only
+        (`IsrAdmission.proposal`); no rule reads it."""
         self.last_diverging: tuple[tuple[int, int], int, int] | None = None
         """The last DivergingEpoch with the log's (LEO, latest epoch) then: a repeat that truncated
         nothing waits for the next regular fetch instead of spinning."""
@@ -324,8 +328,10 @@ class Partition:
         if not self.rules.accepts_metadata(self, registration):
             self.reached(LeaderBranch.METADATA_OLDER_DROPPED)
             return False
-        if self.role == LEADER and self.state.is_inflight:
+        if self.role == LEADER and not isinstance(self.state, CommittedPartitionState):
             self.reached(LeaderBranch.METADATA_REPLACED_PENDING)
+            if registration.partition_epoch == self.partition_epoch:
+                self.replaced_at_equal_epoch = self.state.sent
         return True
 
     def make_leader(self, registration: PartitionState) -> None:

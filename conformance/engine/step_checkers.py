@@ -19,6 +19,7 @@ shows) and `unknown(history)` (the properties it could not judge).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -36,9 +37,11 @@ from isrcheck.conformance.properties.monitor import PropertyMonitor
 from isrcheck.conformance.scenario.run import Session
 from isrcheck.contract.history.black_box_json import black_box_entries
 from isrcheck.contract.history.controller_view import EMPTY, ControllerObservation
+from isrcheck.contract.history.ground_truth import ClusterObservation
 from isrcheck.contract.history.steps import HistoryStep, RunHistory
 from isrcheck.contract.operations.findings import ERROR, VIOLATION, Finding
 from isrcheck.contract.operations.known_divergences import DivergingStep, classified
+from isrcheck.contract.operations.known_violations import classified_violation
 from isrcheck.contract.operations.step import Step
 
 MAX_PARTITION_SCAN = 1024
@@ -126,14 +129,17 @@ class ControllerChecker:
         return unknown_properties("controller", [CONTROLLER_VIEW] if observed else [])
 
 
-def monitor_finding(monitor: PropertyMonitor | None, step: HistoryStep) -> Finding | None:
-    """The first violation `monitor` holds after judging `step`'s ground truth, as a finding."""
+def monitor_finding(monitor: PropertyMonitor | None, step: HistoryStep, truth: ClusterObservation | None
+                    ) -> Finding | None:
+    """The first violation `monitor` holds after judging `step`'s ground truth `truth`, as a
+    finding; marked known when a known-violation rule matches it there (Kafka's own behaviour,
+    which the reference follows: docs/known-divergences.md)."""
     status = {} if monitor is None else monitor.status("all")
     if status.get("status") != "violated":
         return None
     first = status["first"]
-    return Finding(VIOLATION, step.op, step.index, first["message"], property=first["property"],
-                   evidence=first.get("evidence") or {})
+    return classified_violation(Finding(VIOLATION, step.op, step.index, first["message"], property=first["property"],
+                                        evidence=first.get("evidence") or {}), truth)
 
 
 @dataclass
@@ -151,14 +157,16 @@ class GroundTruthChecker:
         return None
 
     def judge(self, step: HistoryStep) -> list[Finding]:
-        found = monitor_finding(self.target.monitor, step)
+        found = monitor_finding(self.target.monitor, step, step.target.ground_truth)
         if found is not None:
             return [found]
-        if self.reference is None:
+        if self.reference is None or step.reference is None:
             return []
-        broken = monitor_finding(self.reference.monitor, step)
+        broken = monitor_finding(self.reference.monitor, step, step.reference.ground_truth)
         if broken is None:
             return []
+        if broken.known is not None:  # the reference broke it as Kafka does: the run ends, known
+            return [dataclasses.replace(broken, message=f"the reference, as Kafka: {broken.message}")]
         return [Finding(ERROR, step.op, step.index, f"the reference violated {broken.property}: {broken.message}",
                         property=broken.property)]
 
@@ -188,7 +196,7 @@ def judge_ground_truth(history: RunHistory) -> tuple[list[Finding], PropertyMoni
         if step.op == "heal":
             monitor.check_liveness(truth)
         monitor.observe(truth)
-        found = monitor_finding(monitor, step)
+        found = monitor_finding(monitor, step, truth)
         if found is not None:
             return [found], monitor
     return [], monitor

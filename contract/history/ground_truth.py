@@ -110,6 +110,9 @@ class AckedRecord:
     request: int
 
 
+PROPOSAL_PENDING, PROPOSAL_REPLACED_AT_EQUAL_EPOCH, PROPOSAL_OTHER = "pending", "replaced-at-equal-epoch", "other"
+
+
 @dataclass(frozen=True, slots=True)
 class IsrAdmission:
     """The controller added `broker` to the ISR through an AlterPartition from `leader`. Ground
@@ -126,6 +129,12 @@ class IsrAdmission:
     process_epoch: int
     caught_up: bool | None
     """None when the leader incarnation that sent the request is gone (nothing to compare with)."""
+    proposal: str | None = None
+    """What the sending leader held of this proposal when the controller accepted it:
+    PROPOSAL_PENDING (its pending ISR change), PROPOSAL_REPLACED_AT_EQUAL_EPOCH (nothing pending,
+    committed at the request's partition epoch, which was the controller's: metadata of equal
+    partition epoch replaced it, leader.md §10, docs/upstream/equal-epoch-isr-expansion.md) or
+    PROPOSAL_OTHER; None when the sender is gone or the ground truth does not say."""
 
 
 @dataclass(frozen=True, slots=True)
