@@ -148,7 +148,8 @@ def _overview(summary: dict[str, Any]) -> str:
         _card("new bugs", charts.number(unexpected), "bad" if unexpected else "",
               hint="distinct root causes found without a planted mutant (divergences, violations, timeouts, crashes)"),
         _card("known divergences", charts.number(sum(1 for bug in bugs if bug.get("kind") == "known")),
-              hint="Kafka's triaged behaviour (docs/known-divergences.md), each matched by its rule: not a finding"),
+              hint="Kafka's triaged behaviour (docs/known-divergences.md): a divergence from the reference, or a "
+                   "Kafka bug the reference reproduces, each matched by its rule: not a finding"),
         _card("mutants found", f"{detected:,}/{len(campaigns):,}",
               hint="mutant campaigns (mutant × target, negative controls apart) in which a finding caught the bug"),
         _card("runs", charts.number(totals.get("runs"))),
@@ -389,7 +390,8 @@ BUG_GROUPS = (
     (UNEXPECTED, "New findings", "Found without a planted mutant: divergences from the reference, property "
      "violations, timeouts and crashes of the target. Each is a candidate bug of the implementation under test."),
     (("known",), "Known divergences", "Where real Kafka differs from the reference for a reason triaged as "
-     "Kafka's own (docs/known-divergences.md), matched by the rule named here on each run: not a finding."),
+     "Kafka's own, or where the reference breaks a property as real Kafka does (a known Kafka bug; "
+     "docs/known-divergences.md), matched by the rule named here on each run: not a finding."),
     (("mutant",), "Planted mutants found", "Runs against a catalogue mutant (a historical Kafka bug reintroduced "
      "into the reference): whatever signature a run took, it found that mutant's bug."),
     (("error",), "isrcheck errors", "The suite itself failed: a bug in isrcheck, not in the target."),
