@@ -66,47 +66,52 @@ def topic_min_isr(history: list[dict[str, Any]], topic: str, config: HistoryConf
 
 def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dict[str, list[int]]:
     """Per partition, the history indices after which every in-sync copy of what was committed
-    before may be gone: from there on, it is not protected. Three ways:
+    before may be gone: from there on, it is not protected. Three ways, the first two without
+    eligible leader replicas in play, the third with:
 
     1. Every broker of the last observed non-empty ISR has lost its log directory (disk-loss
        restarts) since being observed in it.
 
-    2. A member loses it while every other member is down: fenced, those others leave the ISR,
-       often before any observation can show it, and the member with the empty log is what is
-       left. Without eligible leader replicas that is the ISR — the last in-sync replica, which the
-       controller elects (`PartitionChangeBuilder` at 3.9.0: a clean election takes the ISR's live
-       member): two failures against min.insync.replicas, outside the guarantee. Every kind of
-       down counts (crashed, paused, shut down). So it does with ELR on when the topic's
-       min.insync.replicas is 1: the ELR is only kept while the ISR is below it
-       (`PartitionChangeBuilder.maybePopulateTargetElr` clears it otherwise, 4.1.1). With ELR on
-       and min.insync.replicas ≥ 2 a fenced member moves to the ELR and stays electable — while
-       it keeps its registration: a paused (SIGSTOP) member resumes with it, a cleanly shut down
-       one registers with its previous broker epoch (a clean shutdown). A crashed (SIGKILL) one
-       does not: it finds no clean-shutdown file (`LogManager.readBrokerEpochFromCleanShutdownFiles`,
-       passed by `BrokerServer.startup`), registers with PreviousBrokerEpoch -1, and
-       `ClusterControlManager.registerBroker` runs the unclean path of
-       `ReplicationControlManager.handleBrokerShutdown`, which takes it out of the ISR and the
-       ELR. With the ELR empty the controller falls back to the last known leader
-       (`PartitionChangeBuilder.canElectLastKnownLeader`: the leader when the partition first
-       went leaderless, `maybeUpdateLastKnownLeader`), which may be the emptied member (4.1.1;
-       a simulated 4.1 cluster lost records this way, SimulatedCluster seed 1 runs 280, 450,
-       533). So with ELR on only crashed members count as down here.
+    2. A member loses it while every other member is
+       down (crashed, paused or shut down since it was observed in the ISR; `DOWN_OPS`). Fenced,
+       those others leave the ISR, often before any observation can show it, and the member with
+       the empty log is what is left — the last in-sync replica, which the controller elects
+       (`PartitionChangeBuilder` at 3.9.0: a clean election takes the ISR's live member): two
+       failures against min.insync.replicas, outside the guarantee. ELR is not in play when it is
+       off, nor with the topic's min.insync.replicas 1: the ELR is only kept while the ISR is
+       below it (`PartitionChangeBuilder.maybePopulateTargetElr` clears it otherwise, 4.1.1).
 
-    3. With ELR on (min.insync.replicas ≥ 2): a broker that was in an observed ISR, restarted
-       with an empty log while its controller link was held, once the hold ends while every
-       member of the last observed ISR has crashed or lost its disk. Its dead incarnation's
-       last heartbeat, held in the link, still reaches the controller at the release (a proxy
-       forwards what it held of a closed connection; a kernel retransmits an orphaned socket's
-       unacknowledged bytes; `Selector.close` keeps a closing channel until its received requests
-       are processed): the heartbeat carries no incarnation id and the broker epoch of the
-       registration the controller still holds — the new incarnation's registration was held
-       too — so `ClusterControlManager.checkBrokerEpoch` accepts it and
-       `BrokerHeartbeatManager.calculateNextBrokerState` unfences the old registration (its
-       metadata offset passed its RegisterBrokerRecord long ago). Still in the ELR,
-       `ReplicationControlManager.handleBrokerUnfenced` (or the next election) elects it; it
-       becomes the last known leader, and its new incarnation, empty, is elected as such once
-       registered (4.1.1; SimulatedCluster seed 1 run 54). The other copies' holders had all
-       shut down uncleanly, so KIP-966 promises nothing past that point either.
+    3. With ELR in play (4.1's default, min.insync.replicas ≥ 2) the last ISR is not all there is:
+       a member fenced out of an ISR below min.insync.replicas stays electable from the ELR with
+       its copy, even when every ISR member lost its disk. Exposed once every replica that may be in
+       the ISR or the ELR — the last observed ISR of at least min.insync.replicas members and
+       every member of the ISRs observed since (a member that leaves an ISR below it moves to the
+       ELR, `maybePopulateTargetElr`) — has shut down uncleanly (crashed, or restarted: both are a
+       SIGKILL) or lost its log directory since it was last observed in an ISR, and at least one
+       lost it. KIP-966 keeps no promise past that: a SIGKILLed broker finds no clean-shutdown
+       file (`LogManager.readBrokerEpochFromCleanShutdownFiles`, passed by `BrokerServer
+       .startup`), registers with PreviousBrokerEpoch -1, and `ClusterControlManager
+       .registerBroker` runs the unclean path of `ReplicationControlManager.handleBrokerShutdown`,
+       which takes it out of the ISR and the ELR (4.1.1). With both empty the controller falls
+       back to the last known leader (`PartitionChangeBuilder.canElectLastKnownLeader`: the
+       leader when the partition last went leaderless, `maybeUpdateLastKnownLeader`), which may
+       be the emptied one (a simulated 4.1 cluster lost records so, SimulatedCluster seed 1 runs
+       280, 450, 533, 870, 1183). A paused (SIGSTOP) or cleanly shut down member keeps its
+       registration, or registers with its previous broker epoch, and stays electable from the
+       ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
+
+       The last known leader can also be an emptied broker through a dead incarnation's held
+       heartbeat (run 54): a broker whose controller link is held restarts with an empty log; at
+       the release its old incarnation's heartbeat, held in the link, still reaches the
+       controller (a proxy forwards what it held of a closed connection, a kernel retransmits an
+       orphaned socket's bytes, `Selector.close` keeps a closing channel's received requests);
+       it carries no incarnation id and the epoch of the registration the controller still holds
+       (the new incarnation's registration was held too), so `ClusterControlManager
+       .checkBrokerEpoch` accepts it and `BrokerHeartbeatManager.calculateNextBrokerState`
+       unfences that registration — still in the ELR, it is elected, becomes the last known
+       leader, and its empty new incarnation is elected as such once registered. Kafka 4.1.1 does
+       this; it is within rule 3 when the copies' other holders went down uncleanly, and judged
+       (a loss Kafka makes within its guarantee) when one of them only paused.
 
     An empty ISR does not replace the last non-empty one. Without ELR the ISR never empties (the
     last member stays when it is fenced). With ELR on (4.x; KIP-966) it does: when its last member
@@ -123,72 +128,55 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     either is Kafka's answer once every in-sync copy is gone."""
     points: dict[str, list[int]] = {}
     last_isr: dict[str, set[int]] = {}
-    was_in_isr: dict[str, set[int]] = {}
+    electable: dict[str, set[int]] = {}
+    """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
     wiped: set[int] = set()
+    unclean: set[int] = set()
+    """SIGKILLed (crashed or restarted) since last observed in an ISR."""
     down: set[int] = set()
-    crashed: set[int] = set()
     paused: set[int] = set()
-    held_links: set[int] = set()
-    """Brokers whose controller link is held (not cut: a cut closes the connections)."""
-    wiped_while_held: set[int] = set()
-    """Brokers restarted with an empty log while their controller link was held, not released since."""
+    all_gone: set[str] = set()
+    """Partitions whose rule-3 condition holds (a point is where it starts to)."""
 
-    def elr_kept(partition: str) -> bool:
+    def elr_in_play(partition: str) -> bool:
         return bool(config.elr) and topic_min_isr(history, partition.rsplit("-", 1)[0], config) >= 2
-
-    def expose(partition: str, i: int) -> None:
-        if i not in points.get(partition, []):
-            points.setdefault(partition, []).append(i)
 
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
-            isr = set(e["view"].get("isr", []))
+            partition, isr = e["partition"], set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
+            unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
-                last_isr[e["partition"]] = isr
-                was_in_isr.setdefault(e["partition"], set()).update(isr)
+                last_isr[partition] = isr
+                at_least_min = len(isr) >= topic_min_isr(history, partition.rsplit("-", 1)[0], config)
+                electable[partition] = isr if at_least_min else electable.get(partition, set()) | isr
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
-            released: set[int] = set()
             if op == "heal":
                 down.clear()
-                crashed.clear()
                 paused.clear()
-                released, held_links = held_links, set()
             elif op in DOWN_OPS:
                 (paused if op == "pause" else down).add(broker_id(args))
-                if op == "crash":
-                    crashed.add(broker_id(args))
             elif op == "resume":
                 paused.discard(broker_id(args))  # a crashed broker stays down when "resumed"
             elif op in UP_OPS:
                 down.discard(broker_id(args))
-                crashed.discard(broker_id(args))
                 paused.discard(broker_id(args))
-            elif op == "net" and args.get("link") == "controller":
-                if args.get("mode") == "hold":
-                    held_links.add(broker_id(args))
-                elif broker_id(args) in held_links:
-                    held_links.discard(broker_id(args))
-                    if args.get("mode") == "cut":
-                        wiped_while_held.discard(broker_id(args))  # the proxy closed what it held
-                    else:
-                        released = {broker_id(args)}
+            if op in ("crash", "restart"):
+                unclean.add(broker_id(args))
             if op == "restart" and args.get("lose") == "disk":
                 lost = broker_id(args)
                 wiped.add(lost)
-                if lost in held_links:
-                    wiped_while_held.add(lost)
                 for partition, isr in last_isr.items():
-                    gone = crashed if elr_kept(partition) else down | paused
-                    others_down = lost in isr and isr <= wiped | gone
-                    if isr and (isr <= wiped or others_down):
-                        expose(partition, e["i"])
-            for stale in released & wiped_while_held:
-                wiped_while_held.discard(stale)
-                for partition, isr in last_isr.items():
-                    if elr_kept(partition) and stale in was_in_isr.get(partition, set()) and isr <= wiped | crashed:
-                        expose(partition, e["i"])
+                    if elr_in_play(partition):
+                        continue  # rule 3
+                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused)):
+                        points.setdefault(partition, []).append(e["i"])
+            for partition, replicas in electable.items():
+                gone = elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+                if gone and partition not in all_gone and e["i"] not in points.get(partition, []):
+                    points.setdefault(partition, []).append(e["i"])
+                (all_gone.add if gone else all_gone.discard)(partition)
     return points
 
 

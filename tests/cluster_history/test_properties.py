@@ -177,16 +177,42 @@ def stale_heartbeat_history(release: str = "pass", down: str = "crash") -> list[
 def test_with_elr_a_dead_incarnations_held_heartbeat_exempts_only_when_the_copies_went_down_uncleanly() -> None:
     """The hold ends: the dead incarnation's held heartbeat unfences its old registration, still
     in the ELR, and it is elected (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.1). The
-    last ISR member crashed (an unclean shutdown, out of the ELR at its registration): nothing is
-    promised. It paused instead (it keeps its registration and its ELR place): Kafka's own loss
-    within its guarantee, judged. A cut instead of the release: the proxy closed what it held,
-    the heartbeat never arrives; judged. Without ELR: the held heartbeat changes nothing that
-    rule 2 does not already say, and 2's crash with 1 not in the ISR exempts nothing."""
+    last ISR member crashed (an unclean shutdown, out of the ELR at its registration): every
+    replica that could hold the records went down uncleanly or lost its disk, nothing is promised
+    (so also when a cut kept the heartbeat from arriving). It paused instead (it keeps its
+    registration and its ELR place): Kafka's own loss within its guarantee, judged. Without ELR
+    2 stays the ISR's last member, elected when back: judged."""
     judged = ["P-ACK", "P-ACK", "P-HWC"]
     assert [v.property for v in check_history(stale_heartbeat_history(), ELR)] == []
+    assert [v.property for v in check_history(stale_heartbeat_history(release="cut"), ELR)] == []
     assert [v.property for v in check_history(stale_heartbeat_history(down="pause"), ELR)] == judged
-    assert [v.property for v in check_history(stale_heartbeat_history(release="cut"), ELR)] == judged
     assert properties(stale_heartbeat_history()) == judged
+
+
+def test_with_elr_a_killed_paused_member_leaves_the_elr_too() -> None:
+    """SimulatedCluster 4.1 seed 1 run 870's shape: the leader 1 pauses (fenced, to the ELR),
+    the other member 3 restarts with an empty log (judged so far: 1 keeps its ELR place), then
+    1 is restarted — a SIGKILL, an unclean shutdown: out of the ELR, the last known leader 3 is
+    elected, empty. From that restart nothing is promised; a crash-free history is still judged."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103], 1)
+    b.op("pause", {"broker": 1})
+    b.wait(7)
+    b.see(103, [103], 1)
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(-1, [], None)
+    killed = len(b.history)
+    b.op("restart", {"broker": 1})
+    b.see(103, [103, 101], 0)
+    b.op("heal", {})
+    b.see(103, [103, 101, 102], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    assert [v.property for v in check_history(b.history, ELR)] == []
+    resumed = [*b.history[:killed], {**b.history[killed], "op": "resume"}, *b.history[killed + 1:]]
+    assert [v.property for v in check_history(resumed, ELR)] == ["P-ACK", "P-HWC"]
 
 
 def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
