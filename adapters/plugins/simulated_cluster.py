@@ -192,10 +192,13 @@ class SimulatedCluster(Target):
         self.cluster.wait_unfenced([broker], 2 * SESSION_TIMEOUT_MS)
 
     def shut_down(self, broker: int) -> None:
-        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped)."""
+        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped). A paused
+        broker is resumed first, as `kafka-cluster` does (`ProcessNode.terminate`: SIGCONT, then
+        SIGTERM): it shuts down cleanly, not killed for hanging."""
         cluster = self.cluster
         if not cluster.alive(broker):
             return
+        self.resume(broker)
         cluster.controlled_shutdown(broker)
         if not self.wait(SESSION_TIMEOUT_MS, lambda: not cluster.alive(broker)):
             self.crash(broker)  # the shutdown never completed (its controller link is cut): killed

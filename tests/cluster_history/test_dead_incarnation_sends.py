@@ -5,7 +5,8 @@ heartbeat still reaches the controller — and Kafka takes it for the registered
 (`ClusterControlManager.checkBrokerEpoch` compares the epoch only; `BrokerHeartbeatManager
 .calculateNextBrokerState` unfences once the offset passed the registration record, 4.1.1). A
 `cut` closes the connections: lost. A paused (SIGSTOPped) process sends nothing: what the model's
-paused broker queued never arrives once it is killed."""
+paused broker queued never arrives once it is killed; and a paused broker told to shut down is
+resumed first, as kafka-cluster's SIGTERM is preceded by a SIGCONT."""
 
 from __future__ import annotations
 
@@ -61,3 +62,15 @@ def test_what_a_paused_incarnation_queued_is_dropped_when_it_is_killed_what_it_s
     assert before_pause and len(queued) > len(before_pause)  # the model's paused broker went on queueing
     target.execute("restart", {"broker": 1, "lose": "disk"})
     assert heartbeats_in_flight(target, 1, first) == before_pause
+
+
+def test_a_paused_broker_shut_down_is_resumed_first_and_shuts_down_cleanly() -> None:
+    """kafka-cluster's clean_restart of a SIGSTOPped broker sends SIGCONT, then SIGTERM
+    (`ProcessNode.terminate`): a controlled shutdown the controller accepts, not a kill."""
+    target = opened()
+    target.execute("pause", {"broker": 1})
+    target.execute("tick", {"ms": 1000})
+    serial = target.cluster.brokers[1].serial
+    target.execute("shutdown", {"broker": 1})
+    assert not target.cluster.alive(1)
+    assert target.cluster.controlled_shutdowns.get(1) == serial
