@@ -96,7 +96,10 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        back to the last known leader (`PartitionChangeBuilder.canElectLastKnownLeader`: the
        leader when the partition last went leaderless, `maybeUpdateLastKnownLeader`), which may
        be the emptied one (a simulated 4.1 cluster lost records so, SimulatedCluster seed 1 runs
-       280, 450, 533, 870, 1183). A paused (SIGSTOP) or cleanly shut down member keeps its
+       280, 450, 533, 870, 1183). A member that goes down cleanly while the rest of the ISR makes
+       min.insync.replicas, and is past the session timeout before another member goes down,
+       left without joining the ELR: it is not counted (run 282). A paused (SIGSTOP) or cleanly
+       shut down member keeps its
        registration, or registers with its previous broker epoch, and stays electable from the
        ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
 
@@ -137,9 +140,49 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     paused: set[int] = set()
     all_gone: set[str] = set()
     """Partitions whose rule-3 condition holds (a point is where it starts to)."""
+    leaving: dict[str, dict[int, int]] = {}
+    """Per partition, members gone down cleanly (paused, shut down) while the rest of the last ISR
+    still made min.insync.replicas, with the ms ticked since (rule 3)."""
+    left: dict[str, set[int]] = {}
+    """Per partition, such members past the session timeout, still down: out of the ISR, not in
+    the ELR (an observation may still list one, a moment before the controller fences it)."""
+
+    def min_isr(partition: str) -> int:
+        return topic_min_isr(history, partition.rsplit("-", 1)[0], config)
 
     def elr_in_play(partition: str) -> bool:
-        return bool(config.elr) and topic_min_isr(history, partition.rsplit("-", 1)[0], config) >= 2
+        return bool(config.elr) and min_isr(partition) >= 2
+
+    def note_leaving(op: str, args: dict[str, Any]) -> None:
+        """A member that goes down cleanly while the rest of the ISR still makes min.insync.replicas
+        is fenced one session timeout later and leaves the ISR without joining the ELR
+        (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless another
+        member left first, which an observation may not show: then it stays a candidate."""
+        if op == "tick":
+            for partition, pending in leaving.items():
+                for broker in list(pending):
+                    pending[broker] += int(args.get("ms", 0))
+                    if pending[broker] >= config.session_timeout_ms:
+                        electable.get(partition, set()).discard(broker)
+                        left.setdefault(partition, set()).add(broker)
+                        del pending[broker]
+            return
+        if op == "heal":
+            left.clear()
+        if op == "heal" or "broker" not in args:
+            return
+        broker = broker_id(args)
+        for partition, pending in leaving.items():
+            pending.pop(broker, None)
+            left.get(partition, set()).discard(broker)
+            if broker in last_isr.get(partition, set()):
+                pending.clear()  # another member may leave first: the order is unknown
+        if op in ("pause", "shutdown"):
+            for partition, isr in last_isr.items():
+                rest = isr - {broker}
+                if (broker in isr and elr_in_play(partition) and len(rest) >= min_isr(partition)
+                        and not rest & (down | paused | unclean | wiped)):
+                    leaving.setdefault(partition, {})[broker] = 0
 
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
@@ -148,8 +191,9 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
                 last_isr[partition] = isr
-                at_least_min = len(isr) >= topic_min_isr(history, partition.rsplit("-", 1)[0], config)
-                electable[partition] = isr if at_least_min else electable.get(partition, set()) | isr
+                at_least_min = len(isr) >= min_isr(partition)
+                electable[partition] = (isr if at_least_min else electable.get(partition, set()) | isr) - left.get(
+                    partition, set())
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
             if op == "heal":
@@ -164,6 +208,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 paused.discard(broker_id(args))
             if op in ("crash", "restart"):
                 unclean.add(broker_id(args))
+            note_leaving(op, args)
             if op == "restart" and args.get("lose") == "disk":
                 lost = broker_id(args)
                 wiped.add(lost)

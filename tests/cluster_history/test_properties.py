@@ -411,3 +411,36 @@ def test_p_ack_and_p_live_are_not_owed_when_the_last_member_of_an_emptied_isr_lo
     assert run("disk", (-1, [])) == []
     assert run("disk", (101, [101, 103])) == []
     assert run("none", (-1, [])) == ["P-ACK", "P-ACK", "P-LIVE"]
+
+
+def member_paused_above_min_isr(other_first: bool = False) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 seed 1 run 282's shape: ISR {1, 3, 2}; 3 pauses and stays paused
+    past the session timeout (the view still lists it); then 2 is restarted (a SIGKILL) and 1
+    loses its disk. 3 left an ISR of three, so it never joined the ELR; the records' other
+    holders went down uncleanly or lost their disk. `other_first`: 2 restarts before the session
+    timeout passed — which of 3 and 2 left first is unknown, and 3 may hold an ELR place."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("pause", {"broker": 3})
+    if other_first:
+        b.op("restart", {"broker": 2})
+    b.op("tick", {"ms": 6000})
+    b.see(101, [101, 103, 102], 1)
+    if not other_first:
+        b.op("restart", {"broker": 2})
+    b.see(101, [101], 1)
+    b.op("restart", {"broker": 1, "lose": "disk"})
+    b.see(101, [101], 0)
+    b.op("heal", {})
+    b.see(101, [101, 102, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_member_that_left_above_min_isr_holds_no_elr_place() -> None:
+    assert [v.property for v in check_history(member_paused_above_min_isr(), ELR)] == []
+    assert [v.property for v in check_history(member_paused_above_min_isr(other_first=True), ELR)] \
+        == ["P-ACK", "P-HWC"]
