@@ -6,8 +6,10 @@ only what a client and an operator see — so they apply to any cluster target, 
 offline from its record (`isrcheck check`).
 
 Faults that legitimately lose data are exempt: a record (and a high watermark) is no longer
-protected once every broker of the ISR observed when it was acknowledged has lost its log
-directory since (Kafka promises nothing past losing every in-sync copy).
+protected once every in-sync copy may be gone (Kafka promises nothing past that): every broker of
+the last ISR observed lost its log directory, or one did while the others were down; with
+eligible leader replicas, every replica that may be in the ISR or the ELR shut down uncleanly or
+lost its log directory (`exposure_points`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ class HistoryConfig:
     controller processing, Metadata propagation to the broker answering)."""
     min_insync_replicas: int = 2
     elr: int = 0
-    """1: eligible leader replicas are on (KIP-966; 4.1's default): a fenced ISR member keeps its
-    claim to leadership (`exposure_points`)."""
+    """1: eligible leader replicas are on (KIP-966; 4.1's default): an ISR member fenced out of an
+    ISR below min.insync.replicas keeps its claim to leadership unless it shuts down uncleanly
+    (`exposure_points`)."""
 
     def to_json(self) -> dict[str, int]:
         return {"session_timeout_ms": self.session_timeout_ms, "settle_ms": self.settle_ms,
