@@ -22,6 +22,13 @@ to it and its answers (its followers stall); of its controller link, everything 
 controller. `pause` holds everything to and from the broker (its timers still run, but nothing it
 sends arrives); a produce to a paused leader fails. `tick` lets model time pass. A `delay` is
 treated as `pass` (the model delivers in order without latency).
+
+When an incarnation dies (crash, restart), what it sent is delivered as `kafka-cluster`'s proxies
+would deliver it (adapters/real_kafka/tcp_proxy.py): held by a `hold` (a held link, a held API),
+it still arrives at the release — the proxy forwards what it held of a connection whose client
+has closed, as a kernel retransmits an orphaned socket's unacknowledged bytes; held by a `cut`,
+it is lost — the proxy closed those connections; sent while `pause`d, it never existed — a
+SIGSTOPped process sends nothing (`forget_dead_sends`).
 """
 
 from __future__ import annotations
@@ -59,6 +66,10 @@ class SimulatedCluster(Target):
         self._cluster: Cluster | None = None
         self.holds: dict[tuple[str, int], list[Selector]] = {}
         """What each fault holds back: (fault, broker) → the network selectors it added."""
+        self.cuts: set[tuple[str, int]] = set()
+        """The holds that stand for a `cut` link (the proxy closed its connections)."""
+        self.paused_from: dict[int, int] = {}
+        """Paused broker → the id of the first message it sent while paused."""
 
     @property
     def cluster(self) -> Cluster:
@@ -75,6 +86,8 @@ class SimulatedCluster(Target):
                                                 "min_insync_replicas": 2, **config})
         self._cluster = Cluster(profile, cluster_config, BROKER_CONFIG, controller_class=self.controller_class)
         self.holds = {}
+        self.cuts = set()
+        self.paused_from = {}
         self.cluster.start(BROKERS)
 
     def close(self) -> None:
@@ -103,10 +116,10 @@ class SimulatedCluster(Target):
                 return {"records": {"0": self.read_back(str(args["topic"]))}}
             case "crash":
                 if cluster.alive(broker):
-                    cluster.crash(broker)
+                    self.crash(broker)
             case "restart":
                 if cluster.alive(broker):
-                    cluster.crash(broker, "disk" if args.get("lose") == "disk" else "none")
+                    self.crash(broker, "disk" if args.get("lose") == "disk" else "none")
                 elif args.get("lose") == "disk":
                     cluster.disks[broker] = type(cluster.disks[broker])()
                 self.start(broker)
@@ -115,6 +128,7 @@ class SimulatedCluster(Target):
                 if op == "clean_restart":
                     self.start(broker)
             case "pause":
+                self.paused_from.setdefault(broker, cluster.network.next_id)
                 self.hold("pause", broker, [Selector(None, broker, None), Selector(None, None, broker)])
             case "resume":
                 self.resume(broker)
@@ -178,18 +192,50 @@ class SimulatedCluster(Target):
         self.cluster.wait_unfenced([broker], 2 * SESSION_TIMEOUT_MS)
 
     def shut_down(self, broker: int) -> None:
-        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped)."""
+        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped). A paused
+        broker is resumed first, as `kafka-cluster` does (`ProcessNode.terminate`: SIGCONT, then
+        SIGTERM): it shuts down cleanly, not killed for hanging."""
         cluster = self.cluster
         if not cluster.alive(broker):
             return
+        self.resume(broker)
         cluster.controlled_shutdown(broker)
         if not self.wait(SESSION_TIMEOUT_MS, lambda: not cluster.alive(broker)):
-            cluster.crash(broker)  # the shutdown never completed (its controller link is cut): killed
+            self.crash(broker)  # the shutdown never completed (its controller link is cut): killed
+
+    def crash(self, broker: int, lose: str = "none") -> None:
+        """SIGKILL (and, for a restart, the disk it loses): the incarnation dies."""
+        serial = self.cluster.brokers[broker].serial
+        self.cluster.crash(broker, lose)
+        self.forget_dead_sends(broker, serial)
+
+    def forget_dead_sends(self, broker: int, serial: int) -> None:
+        """Of what the dead incarnation `serial` of `broker` sent that is still in flight, drop
+        what never reaches anyone on real brokers: what a `cut` of its links holds (the proxy
+        closed those connections, `TcpProxy.set_mode`) and what it sent while paused (a SIGSTOPped
+        process sends nothing). What a `hold` keeps stays in flight: the proxy forwards it at the
+        release although its client closed (`TcpProxy.pump` forwards a held frame, then reads the
+        end of the stream), and the controller still processes a request received on a connection
+        its peer closed (`Selector.close` keeps the channel "so that all received records may be
+        processed", clients 4.1.1) — a dead incarnation's held heartbeat arrives."""
+        cluster = self.cluster
+        paused_from = self.paused_from.get(broker)
+        cut = [selector for key in self.cuts if key[1] == broker for selector in self.holds.get(key, [])]
+        for message in list(cluster.network.inflight.values()):
+            if message.src != broker or message.src_serial != serial:
+                continue
+            if (paused_from is not None and message.id >= paused_from) or any(s.matches(message) for s in cut):
+                cluster.drop(message)
 
     def net(self, broker: int, link: str, mode: str) -> None:
+        if mode == "cut" and (link, broker) in self.holds:
+            self.cuts.add((link, broker))  # a held link cut: the proxy closes what it held
+            return
         self.release(link, broker)
         if mode not in ("cut", "hold"):
             return  # pass, or delay (no latency in the model)
+        if mode == "cut":
+            self.cuts.add((link, broker))
         if link == "replication":
             self.hold(link, broker, [Selector(FETCH, None, broker), Selector(FETCH_RESPONSE, broker, None)])
         else:
@@ -203,6 +249,9 @@ class SimulatedCluster(Target):
             self.cluster.hold(selector)
 
     def release(self, fault: str, broker: int) -> None:
+        self.cuts.discard((fault, broker))
+        if fault == "pause":
+            self.paused_from.pop(broker, None)
         for selector in self.holds.pop((fault, broker), []):
             self.cluster.release(selector)
 

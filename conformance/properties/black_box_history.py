@@ -6,8 +6,10 @@ only what a client and an operator see — so they apply to any cluster target, 
 offline from its record (`isrcheck check`).
 
 Faults that legitimately lose data are exempt: a record (and a high watermark) is no longer
-protected once every broker of the ISR observed when it was acknowledged has lost its log
-directory since (Kafka promises nothing past losing every in-sync copy).
+protected once every in-sync copy may be gone (Kafka promises nothing past that): every broker of
+the last ISR observed lost its log directory, or one did while the others were down; with
+eligible leader replicas, every replica that may be in the ISR or the ELR shut down uncleanly or
+lost its log directory (`exposure_points`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ class HistoryConfig:
     controller processing, Metadata propagation to the broker answering)."""
     min_insync_replicas: int = 2
     elr: int = 0
-    """1: eligible leader replicas are on (KIP-966; 4.1's default): a fenced ISR member keeps its
-    claim to leadership (`exposure_points`)."""
+    """1: eligible leader replicas are on (KIP-966; 4.1's default): an ISR member fenced out of an
+    ISR below min.insync.replicas keeps its claim to leadership unless it shuts down uncleanly
+    (`exposure_points`)."""
 
     def to_json(self) -> dict[str, int]:
         return {"session_timeout_ms": self.session_timeout_ms, "settle_ms": self.settle_ms,
@@ -65,19 +68,56 @@ def topic_min_isr(history: list[dict[str, Any]], topic: str, config: HistoryConf
 
 
 def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dict[str, list[int]]:
-    """Per partition, the history indices of disk-loss restarts after which every in-sync copy of
-    what was committed before may be gone: from there on, it is not protected.
+    """Per partition, the history indices after which every in-sync copy of what was committed
+    before may be gone: from there on, it is not protected. Three ways, the first two without
+    eligible leader replicas in play, the third with:
 
-    That is when every broker of the last observed non-empty ISR has lost its log directory
-    (disk-loss restarts) since being observed in it; and, without eligible leader replicas, also
-    when a member loses it while every other member is down (crashed, paused or shut down since it
-    was observed in the ISR; `DOWN_OPS`). Fenced, those others leave the ISR, often before any
-    observation can show it, and the member with the empty log is the ISR that is left — the last
-    in-sync replica, which the controller elects (`PartitionChangeBuilder` at 3.9.0: a clean
-    election takes the ISR's live member): two failures against min.insync.replicas 2, outside
-    the guarantee. With ELR on (4.1's default) a fenced member moves to the ELR and stays electable
-    (`PartitionChangeBuilder.maybePopulateTargetElr`, 4.1.1), so the data survives and a loss there
-    is judged.
+    1. Every broker of the last observed non-empty ISR has lost its log directory (disk-loss
+       restarts) since being observed in it.
+
+    2. A member loses it while every other member is
+       down (crashed, paused or shut down since it was observed in the ISR; `DOWN_OPS`). Fenced,
+       those others leave the ISR, often before any observation can show it, and the member with
+       the empty log is what is left — the last in-sync replica, which the controller elects
+       (`PartitionChangeBuilder` at 3.9.0: a clean election takes the ISR's live member): two
+       failures against min.insync.replicas, outside the guarantee. ELR is not in play when it is
+       off, nor with the topic's min.insync.replicas 1: the ELR is only kept while the ISR is
+       below it (`PartitionChangeBuilder.maybePopulateTargetElr` clears it otherwise, 4.1.1).
+
+    3. With ELR in play (4.1's default, min.insync.replicas ≥ 2) the last ISR is not all there is:
+       a member fenced out of an ISR below min.insync.replicas stays electable from the ELR with
+       its copy, even when every ISR member lost its disk. Exposed once every replica that may be in
+       the ISR or the ELR — the last observed ISR of at least min.insync.replicas members and
+       every member of the ISRs observed since (a member that leaves an ISR below it moves to the
+       ELR, `maybePopulateTargetElr`) — has shut down uncleanly (crashed, or restarted: both are a
+       SIGKILL) or lost its log directory since it was last observed in an ISR, and at least one
+       lost it. KIP-966 keeps no promise past that: a SIGKILLed broker finds no clean-shutdown
+       file (`LogManager.readBrokerEpochFromCleanShutdownFiles`, passed by `BrokerServer
+       .startup`), registers with PreviousBrokerEpoch -1, and `ClusterControlManager
+       .registerBroker` runs the unclean path of `ReplicationControlManager.handleBrokerShutdown`,
+       which takes it out of the ISR and the ELR (4.1.1). With both empty the controller falls
+       back to the last known leader (`PartitionChangeBuilder.canElectLastKnownLeader`: the
+       leader when the partition last went leaderless, `maybeUpdateLastKnownLeader`), which may
+       be the emptied one (a simulated 4.1 cluster lost records so, SimulatedCluster seed 1 runs
+       280, 450, 533, 870, 1183). A member that goes down cleanly while the rest of the ISR makes
+       min.insync.replicas, and is past the session timeout before another member goes down,
+       left without joining the ELR: it is not counted (run 282). A paused (SIGSTOP) or cleanly
+       shut down member keeps its
+       registration, or registers with its previous broker epoch, and stays electable from the
+       ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
+
+       The last known leader can also be an emptied broker through a dead incarnation's held
+       heartbeat (run 54): a broker whose controller link is held restarts with an empty log; at
+       the release its old incarnation's heartbeat, held in the link, still reaches the
+       controller (a proxy forwards what it held of a closed connection, a kernel retransmits an
+       orphaned socket's bytes, `Selector.close` keeps a closing channel's received requests);
+       it carries no incarnation id and the epoch of the registration the controller still holds
+       (the new incarnation's registration was held too), so `ClusterControlManager
+       .checkBrokerEpoch` accepts it and `BrokerHeartbeatManager.calculateNextBrokerState`
+       unfences that registration — still in the ELR, it is elected, becomes the last known
+       leader, and its empty new incarnation is elected as such once registered. Kafka 4.1.1 does
+       this; it is within rule 3 when the copies' other holders went down uncleanly, and judged
+       (a loss Kafka makes within its guarantee) when one of them only paused.
 
     An empty ISR does not replace the last non-empty one. Without ELR the ISR never empties (the
     last member stays when it is fenced). With ELR on (4.x; KIP-966) it does: when its last member
@@ -94,15 +134,69 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     either is Kafka's answer once every in-sync copy is gone."""
     points: dict[str, list[int]] = {}
     last_isr: dict[str, set[int]] = {}
+    electable: dict[str, set[int]] = {}
+    """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
     wiped: set[int] = set()
+    unclean: set[int] = set()
+    """SIGKILLed (crashed or restarted) since last observed in an ISR."""
     down: set[int] = set()
     paused: set[int] = set()
+    all_gone: set[str] = set()
+    """Partitions whose rule-3 condition holds (a point is where it starts to)."""
+    leaving: dict[str, dict[int, int]] = {}
+    """Per partition, members gone down cleanly (paused, shut down) while the rest of the last ISR
+    still made min.insync.replicas, with the ms ticked since (rule 3)."""
+    left: dict[str, set[int]] = {}
+    """Per partition, such members past the session timeout, still down: out of the ISR, not in
+    the ELR (an observation may still list one, a moment before the controller fences it)."""
+
+    def min_isr(partition: str) -> int:
+        return topic_min_isr(history, partition.rsplit("-", 1)[0], config)
+
+    def elr_in_play(partition: str) -> bool:
+        return bool(config.elr) and min_isr(partition) >= 2
+
+    def note_leaving(op: str, args: dict[str, Any]) -> None:
+        """A member that goes down cleanly while the rest of the ISR still makes min.insync.replicas
+        is fenced one session timeout later and leaves the ISR without joining the ELR
+        (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless another
+        member left first, which an observation may not show: then it stays a candidate."""
+        if op == "tick":
+            for partition, pending in leaving.items():
+                for broker in list(pending):
+                    pending[broker] += int(args.get("ms", 0))
+                    if pending[broker] >= config.session_timeout_ms:
+                        electable.get(partition, set()).discard(broker)
+                        left.setdefault(partition, set()).add(broker)
+                        del pending[broker]
+            return
+        if op == "heal":
+            left.clear()
+        if op == "heal" or "broker" not in args:
+            return
+        broker = broker_id(args)
+        for partition, pending in leaving.items():
+            pending.pop(broker, None)
+            left.get(partition, set()).discard(broker)
+            if broker in last_isr.get(partition, set()):
+                pending.clear()  # another member may leave first: the order is unknown
+        if op in ("pause", "shutdown"):
+            for partition, isr in last_isr.items():
+                rest = isr - {broker}
+                if (broker in isr and elr_in_play(partition) and len(rest) >= min_isr(partition)
+                        and not rest & (down | paused | unclean | wiped)):
+                    leaving.setdefault(partition, {})[broker] = 0
+
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
-            isr = set(e["view"].get("isr", []))
+            partition, isr = e["partition"], set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
+            unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
-                last_isr[e["partition"]] = isr
+                last_isr[partition] = isr
+                at_least_min = len(isr) >= min_isr(partition)
+                electable[partition] = (isr if at_least_min else electable.get(partition, set()) | isr) - left.get(
+                    partition, set())
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
             if op == "heal":
@@ -115,13 +209,22 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             elif op in UP_OPS:
                 down.discard(broker_id(args))
                 paused.discard(broker_id(args))
+            if op in ("crash", "restart"):
+                unclean.add(broker_id(args))
+            note_leaving(op, args)
             if op == "restart" and args.get("lose") == "disk":
                 lost = broker_id(args)
                 wiped.add(lost)
                 for partition, isr in last_isr.items():
-                    others_down = not config.elr and lost in isr and isr <= wiped | down | paused
-                    if isr and (isr <= wiped or others_down):
+                    if elr_in_play(partition):
+                        continue  # rule 3
+                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused)):
                         points.setdefault(partition, []).append(e["i"])
+            for partition, replicas in electable.items():
+                gone = elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+                if gone and partition not in all_gone and e["i"] not in points.get(partition, []):
+                    points.setdefault(partition, []).append(e["i"])
+                (all_gone.add if gone else all_gone.discard)(partition)
     return points
 
 

@@ -17,7 +17,7 @@ def views(history: list[dict[str, Any]], config: HistoryConfig) -> list[Violatio
     highest: dict[str, tuple[int, int]] = {}
     violations = []
     for e in history:
-        if e["type"] == "op" and e["op"] == "restart" and e["args"].get("lose") == "disk":
+        if e["type"] == "op":
             for partition, points in exposed.items():
                 if e["i"] in points:
                     highest.pop(partition, None)

@@ -91,16 +91,17 @@ def test_p_ack_judges_a_record_whose_isr_kept_a_copy_although_another_broker_los
     assert properties(b.history) == ["P-ACK", "P-HWC"]  # the acknowledgement, then the decline
 
 
-def last_member_wiped_while_the_other_is_down() -> list[dict[str, Any]]:
-    """Acknowledged with ISR {2, 1}; 1 crashes (its copy intact, not yet fenced when observed), 2
-    restarts with an empty log: fenced, 1 leaves the ISR and 2 — empty — is the ISR member left,
-    the leader (a simulated 3.9 cluster lost records this way, SimulatedCluster seed 1 run 280)."""
+def last_member_wiped_while_the_other_is_down(down: str = "crash", min_isr: int | None = None) -> list[dict[str, Any]]:
+    """Acknowledged with ISR {2, 1}; 1 goes down (`down`: crash, pause or shutdown; its copy intact,
+    not yet fenced when observed), 2 restarts with an empty log: fenced, 1 leaves the ISR and 2 —
+    empty — is the ISR member left, the leader (a simulated 3.9 cluster lost records this way,
+    SimulatedCluster seed 1 run 280). `min_isr`: the topic's min.insync.replicas, if set."""
     b = Builder()
-    b.op("create_topic", {"topic": "t"})
+    b.op("create_topic", {"topic": "t", **({"configs": {"min.insync.replicas": str(min_isr)}} if min_isr else {})})
     b.see(102, [102, 101], 0)
     b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
     b.see(102, [102, 101], 2)
-    b.op("crash", {"broker": 1})
+    b.op(down, {"broker": 1})
     b.see(102, [102, 101], None)
     b.op("restart", {"broker": 2, "lose": "disk"})
     b.see(102, [102], 0)
@@ -110,19 +111,108 @@ def last_member_wiped_while_the_other_is_down() -> list[dict[str, Any]]:
     return b.history
 
 
+ELR = HistoryConfig(elr=1)
+
+
 def test_a_disk_loss_of_the_last_live_isr_member_is_outside_the_guarantee_without_elr() -> None:
-    """Two failures against min.insync.replicas 2: without ELR nothing is promised after it; with
-    ELR on (4.1) the crashed member stays electable, so the same loss is judged. A member down
-    that is not in the ISR, or a disk loss with another ISR member up, exempts nothing."""
+    """Two failures against min.insync.replicas 2: without ELR nothing is promised after it. A
+    member down that is not in the ISR, or a disk loss with another ISR member up, exempts nothing."""
     history = last_member_wiped_while_the_other_is_down()
     assert properties(history) == []
-    with_elr = [v.property for v in check_history(history, HistoryConfig(elr=1))]
-    assert with_elr == ["P-ACK", "P-ACK", "P-HWC"]  # both records, then the decline
     up = [e for e in history if not (e["type"] == "op" and e["op"] == "crash")]  # 1 stays up: a copy survives
     assert properties(up) == ["P-ACK", "P-ACK", "P-HWC"]
     crash = next(n for n, e in enumerate(history) if e["type"] == "op" and e["op"] == "crash")
     resumed = [*history[:crash + 1], {**history[crash], "op": "resume"}, *history[crash + 1:]]
     assert properties(resumed) == []  # SIGCONT does not bring a crashed broker back
+    assert properties(last_member_wiped_while_the_other_is_down("pause")) == []
+
+
+def test_with_elr_only_a_member_that_keeps_its_registration_keeps_the_copy_electable() -> None:
+    """With ELR on (4.1.1) the fenced member moves to the ELR; a paused or cleanly shut down one
+    comes back with its registration and is elected from it, so a loss is judged. A crashed one
+    registers as an unclean shutdown and leaves the ELR (`ClusterControlManager.registerBroker`
+    → `ReplicationControlManager.handleBrokerShutdown`), and the last-known-leader election may
+    take the emptied one (SimulatedCluster 4.1 seed 1 runs 280, 450, 533): nothing is promised."""
+    judged = ["P-ACK", "P-ACK", "P-HWC"]  # both records, then the decline
+    for down in ("pause", "shutdown"):
+        assert [v.property for v in check_history(last_member_wiped_while_the_other_is_down(down), ELR)] == judged
+    assert [v.property for v in check_history(last_member_wiped_while_the_other_is_down("crash"), ELR)] == []
+
+
+def test_with_elr_and_min_isr_1_the_elr_is_empty_so_any_down_member_exempts() -> None:
+    """min.insync.replicas 1: an ISR of one is not below it, so the ELR stays empty
+    (`PartitionChangeBuilder.maybePopulateTargetElr`, 4.1.1) and the emptied member is the ISR
+    left, as without ELR (SimulatedCluster 4.1 seed 1 run 554)."""
+    paused = last_member_wiped_while_the_other_is_down("pause", min_isr=1)
+    assert [v.property for v in check_history(paused, ELR)] == []
+    assert [v.property for v in check_history(last_member_wiped_while_the_other_is_down("pause", min_isr=2), ELR)] \
+        == ["P-ACK", "P-ACK", "P-HWC"]
+
+
+def stale_heartbeat_history(release: str = "pass", down: str = "crash") -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 seed 1 run 54's shape: acknowledged with ISR {2, 1}; 1's controller
+    link held; 1 leaves the ISR (to the ELR) and restarts with an empty log while held (its new
+    registration held too); 2 — the last ISR member — goes down (`down`); the hold ends
+    (`release`: the link's mode) and everything heals; 1 leads, empty."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(102, [102, 101], 0)
+    b.op("net", {"broker": 1, "link": "controller", "mode": "hold"})
+    b.see(102, [102, 101], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
+    b.see(102, [102, 101], 2)
+    b.wait(7)
+    b.see(102, [102], 2)
+    b.op("restart", {"broker": 1, "lose": "disk"})
+    b.see(102, [102], 2)
+    b.op(down, {"broker": 2})
+    b.see(102, [102], None)
+    b.op("net", {"broker": 1, "link": "controller", "mode": release})
+    b.op("heal", {})
+    b.see(101, [101, 102, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_dead_incarnations_held_heartbeat_exempts_only_when_the_copies_went_down_uncleanly() -> None:
+    """The hold ends: the dead incarnation's held heartbeat unfences its old registration, still
+    in the ELR, and it is elected (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.1). The
+    last ISR member crashed (an unclean shutdown, out of the ELR at its registration): every
+    replica that could hold the records went down uncleanly or lost its disk, nothing is promised
+    (so also when a cut kept the heartbeat from arriving). It paused instead (it keeps its
+    registration and its ELR place): Kafka's own loss within its guarantee, judged. Without ELR
+    2 stays the ISR's last member, elected when back: judged."""
+    judged = ["P-ACK", "P-ACK", "P-HWC"]
+    assert [v.property for v in check_history(stale_heartbeat_history(), ELR)] == []
+    assert [v.property for v in check_history(stale_heartbeat_history(release="cut"), ELR)] == []
+    assert [v.property for v in check_history(stale_heartbeat_history(down="pause"), ELR)] == judged
+    assert properties(stale_heartbeat_history()) == judged
+
+
+def test_with_elr_a_killed_paused_member_leaves_the_elr_too() -> None:
+    """SimulatedCluster 4.1 seed 1 run 870's shape: the leader 1 pauses (fenced, to the ELR),
+    the other member 3 restarts with an empty log (judged so far: 1 keeps its ELR place), then
+    1 is restarted — a SIGKILL, an unclean shutdown: out of the ELR, the last known leader 3 is
+    elected, empty. From that restart nothing is promised; a crash-free history is still judged."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103], 1)
+    b.op("pause", {"broker": 1})
+    b.wait(7)
+    b.see(103, [103], 1)
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(-1, [], None)
+    killed = len(b.history)
+    b.op("restart", {"broker": 1})
+    b.see(103, [103, 101], 0)
+    b.op("heal", {})
+    b.see(103, [103, 101, 102], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    assert [v.property for v in check_history(b.history, ELR)] == []
+    resumed = [*b.history[:killed], {**b.history[killed], "op": "resume"}, *b.history[killed + 1:]]
+    assert [v.property for v in check_history(resumed, ELR)] == ["P-ACK", "P-HWC"]
 
 
 def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
@@ -321,3 +411,36 @@ def test_p_ack_and_p_live_are_not_owed_when_the_last_member_of_an_emptied_isr_lo
     assert run("disk", (-1, [])) == []
     assert run("disk", (101, [101, 103])) == []
     assert run("none", (-1, [])) == ["P-ACK", "P-ACK", "P-LIVE"]
+
+
+def member_paused_above_min_isr(other_first: bool = False) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 seed 1 run 282's shape: ISR {1, 3, 2}; 3 pauses and stays paused
+    past the session timeout (the view still lists it); then 2 is restarted (a SIGKILL) and 1
+    loses its disk. 3 left an ISR of three, so it never joined the ELR; the records' other
+    holders went down uncleanly or lost their disk. `other_first`: 2 restarts before the session
+    timeout passed — which of 3 and 2 left first is unknown, and 3 may hold an ELR place."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("pause", {"broker": 3})
+    if other_first:
+        b.op("restart", {"broker": 2})
+    b.op("tick", {"ms": 6000})
+    b.see(101, [101, 103, 102], 1)
+    if not other_first:
+        b.op("restart", {"broker": 2})
+    b.see(101, [101], 1)
+    b.op("restart", {"broker": 1, "lose": "disk"})
+    b.see(101, [101], 0)
+    b.op("heal", {})
+    b.see(101, [101, 102, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_member_that_left_above_min_isr_holds_no_elr_place() -> None:
+    assert [v.property for v in check_history(member_paused_above_min_isr(), ELR)] == []
+    assert [v.property for v in check_history(member_paused_above_min_isr(other_first=True), ELR)] \
+        == ["P-ACK", "P-HWC"]

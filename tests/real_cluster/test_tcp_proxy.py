@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from isrcheck.adapters.real_kafka.cluster_processes import free_base_port
-from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, CUT, HOLD_API, PASS, TcpProxy
+from isrcheck.adapters.real_kafka.tcp_proxy import ALTER_PARTITION, CUT, HOLD, HOLD_API, PASS, TcpProxy
 
 
 def frame(api_key: int, body: bytes = b"") -> bytes:
@@ -76,6 +76,42 @@ def test_pass_and_cut(proxied: tuple[EchoServer, TcpProxy]) -> None:
     proxy.set_mode(PASS)
     assert ask(proxy.listen_port, 3) == 3
     assert server.seen == [3, 3]
+
+
+def send_and_close(port: int, api_key: int) -> None:
+    """A client that sends one request and goes away (its process dies) before any answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
+        conn.sendall(frame(api_key, b"x" * 10))
+
+
+def wait_seen(server: EchoServer, count: int, timeout_s: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(server.seen) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_hold_forwards_at_the_release_what_a_closed_client_sent_and_a_cut_does_not(
+    proxied: tuple[EchoServer, TcpProxy],
+) -> None:
+    """A dead broker incarnation's held heartbeat still reaches the controller when a hold ends
+    (as a kernel retransmits an orphaned socket's unacknowledged bytes once a partition heals);
+    a cut closes the held connections and what they held is lost. The simulated cluster plug-in
+    delivers a dead incarnation's messages the same way (SimulatedCluster.forget_dead_sends)."""
+    server, proxy = proxied
+    proxy.set_mode(HOLD)
+    send_and_close(proxy.listen_port, 63)  # BrokerHeartbeat's api key
+    time.sleep(0.3)
+    assert server.seen == []
+    proxy.set_mode(PASS)
+    wait_seen(server, 1)
+    assert server.seen == [63]
+    proxy.set_mode(HOLD)
+    send_and_close(proxy.listen_port, 63)
+    time.sleep(0.3)
+    proxy.set_mode(CUT)
+    proxy.set_mode(PASS)
+    time.sleep(0.5)
+    assert server.seen == [63]
 
 
 def test_hold_api_holds_only_that_request_until_released(proxied: tuple[EchoServer, TcpProxy]) -> None:
