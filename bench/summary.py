@@ -160,11 +160,12 @@ def main(argv: list[str] | None = None) -> int:
 
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="isrcheck-bench-"))).resolve()
     conf = [option for pair in args.conf for option in ("--conf", pair)]
-    codes = [(this_checkout(), ROOT)]
+    codes: list[tuple[str | None, Path]] = [(None, ROOT)]  # this checkout: named when it runs
     if args.compare_ref and not args.no_spark:
         codes.insert(0, export_revision(args.compare_ref, workdir))
     print(f"plain: one Python process; spark: `isrcheck summarize --master {args.master}` "
-          f"{' '.join(conf)}; {os.cpu_count()} CPUs; code: {', '.join(name for name, _ in codes)}", flush=True)
+          f"{' '.join(conf)}; {os.cpu_count()} CPUs; code: {', '.join(name or 'this checkout' for name, _ in codes)}",
+          flush=True)
     print(f"{'N':>10} {'MB':>7} {'code':>9} {'load1':>6} {'plain s':>8} {'plain cpu':>9} {'spark s':>8} "
           f"{'spark cpu':>9} {'wall x':>7} {'cpu x':>6} {'agree':>6}", flush=True)
     try:
@@ -174,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             megabytes = sum(f.stat().st_size for f in files) / 1e6
             plain = measure([sys.executable, str(Path(__file__).resolve()), "--plain-once",
                              str(directory / "records"), str(directory / "plain")])
-            for name, code in (codes if not args.no_spark else codes[:1]):
+            for named, code in (codes if not args.no_spark else codes[:1]):
+                name = named or this_checkout()  # as it is when its run starts (`+`: with changes)
                 load = os.getloadavg()[0]
                 spark = None
                 if not args.no_spark:
