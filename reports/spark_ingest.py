@@ -105,12 +105,16 @@ def write_lines(spark: SparkSession, files: Sequence[Path], out: Path) -> None:
 
 
 def read_table(spark: SparkSession, out: Path, status: str) -> DataFrame:
-    """`lines/status=<status>` as a table; empty (with the columns) when no line had that status."""
+    """`lines/status=<status>` as a table; empty (with the columns) when no line had that status.
+
+    The empty table is the written one filtered by a false literal, which Spark's optimizer turns
+    into an empty relation: a table of Python data (`createDataFrame([], schema)`) is a Python RDD,
+    and the corrupt lines' job over it started Python workers — seconds of CPU — in every summary
+    of records without a corrupt line, the usual case."""
     path = out / "lines" / f"status={status}"
     if path.is_dir() and any(path.glob("*.parquet")):
         return spark.read.parquet(str(path))
-    schema = spark.read.parquet(str(out / "lines")).drop("status").schema
-    return spark.createDataFrame([], schema)
+    return spark.read.parquet(str(out / "lines")).drop("status").where(F.lit(False))
 
 
 def _local_path(uri: str) -> Path | None:

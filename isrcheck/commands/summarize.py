@@ -54,15 +54,17 @@ def spark_conf(pairs: list[str]) -> dict[str, str]:
 
 def summarize_with_spark(files: list[Path], out: Path, master: str | None,
                          conf: dict[str, str]) -> dict[str, Any]:
-    """Start Spark, summarize, stop Spark; a failing job is reported in one line."""
+    """Start Spark, summarize, stop Spark; a failing job is reported in one line. A local JVM
+    summarizing a small input runs C1 only (`spark_jit`)."""
     try:
         from pyspark.errors import PySparkException
     except ImportError:
         raise UsageError("pyspark is not installed (pip install pyspark)") from None
     from isrcheck.conformance.engine.spark_session import start_session, stop_session
+    from isrcheck.reports.spark_jit import summary_conf
     from isrcheck.reports.spark_summary import summarize
 
-    spark = start_session(master, conf)
+    spark = start_session(master, summary_conf(files, master, conf))
     try:
         return summarize(spark, files, out)
     except PySparkException as error:

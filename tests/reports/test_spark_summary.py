@@ -376,3 +376,22 @@ def test_a_local_session_runs_its_jvm_with_the_short_job_options(spark: Any) -> 
     bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     arguments = set(bean.getInputArguments())
     assert set(LOCAL_JVM_OPTIONS) <= arguments
+
+
+def test_a_status_without_lines_is_an_empty_table_that_needs_no_python(spark: Any, tmp_path: Path) -> None:
+    """Most record sets have no corrupt line, so `lines/status=corrupt` is not written; its table
+    is then empty, with the columns of the one written, and planned by Spark alone: a table made
+    from Python data (`createDataFrame`) started Python workers for the corrupt lines' job."""
+    from isrcheck.reports import spark_ingest
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(make_record(n)) for n in range(3)) + "\n", encoding="utf-8")
+    spark_ingest.write_lines(spark, [path], tmp_path / "out")
+    assert not (tmp_path / "out" / "lines" / "status=corrupt").exists()
+    runs = spark_ingest.read_table(spark, tmp_path / "out", spark_ingest.VALID)
+    corrupt = spark_ingest.read_table(spark, tmp_path / "out", spark_ingest.CORRUPT)
+    assert runs.count() == 3 and corrupt.count() == 0
+    assert corrupt.schema == runs.schema
+    plan = corrupt.groupBy("reason").count()._jdf.queryExecution().executedPlan().toString()
+    assert "ExistingRDD" not in plan and "PythonRDD" not in plan, plan
+    assert spark_ingest.corrupt_lines(runs, corrupt, [path]) == {"lines": 0, "reasons": {}, "examples": []}
