@@ -61,6 +61,8 @@ class ControllerMachine(RuleBasedStateMachine):
         self.reference = controller
         self.incarnations: dict[int, int] = {}
         self.epoch_captures: dict[int, list[str]] = {b: [] for b in BROKERS}
+        self.recovering_composed = False
+        """`recovering_leader_proposes` ran in this run (it runs once a run at most)."""
 
     # -- reference state (the only thing draws may depend on) ------------------------------------
 
@@ -357,7 +359,11 @@ class ControllerMachine(RuleBasedStateMachine):
 
     def recoverable(self) -> list[tuple[str, int]]:
         """Partitions with a leader and another replica that is registered: an unclean election
-        can be made to give them a leader outside the ISR."""
+        can be made to give them a leader outside the ISR. None once the rule ran in this run: its
+        five steps fence a leader, and repeated they crowded out the other rules (a known divergence
+        reached in 1 run of 150 was reached in none of 1,200)."""
+        if self.recovering_composed:
+            return []
         keys = []
         for topic, partition in self.partitions():
             state = self.reference.partition(topic, partition)
@@ -377,6 +383,7 @@ class ControllerMachine(RuleBasedStateMachine):
         at 3.9.0). Drawn from single rules this needs five steps in a row on one partition, which
         the machine composed about once in thousands of runs."""
         keys = self.recoverable()
+        self.recovering_composed = True
         topic, partition = keys[pick % len(keys)]
         state = self.reference.partition(topic, partition)
         assert state is not None
