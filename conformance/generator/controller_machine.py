@@ -25,6 +25,10 @@ UNKNOWN_PARTITION = 64
 """Partition indices from here on are never created (create_partitions stops at MAX_PARTITIONS)."""
 UNKNOWN_TOPIC = "t-never-created"
 """A topic no rule creates (TOPICS are the ones that can exist)."""
+RECOVERING = "recovering"
+"""The generation idea that turns `recovering_leader_proposes` on; off by default: with it on, D1
+(no partition-epoch check) judged by the properties alone was found in none of 400 runs on seeds 1-5,
+against 90-168 runs without it."""
 
 
 def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> Step:
@@ -362,7 +366,7 @@ class ControllerMachine(RuleBasedStateMachine):
         can be made to give them a leader outside the ISR. None once the rule ran in this run: its
         five steps fence a leader, and repeated they crowded out the other rules (a known divergence
         reached in 1 run of 150 was reached in none of 1,200)."""
-        if self.recovering_composed:
+        if self.recovering_composed or RECOVERING not in self.ideas:
             return []
         keys = []
         for topic, partition in self.partitions():

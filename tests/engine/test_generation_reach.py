@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from isrcheck.conformance.engine.campaign import CampaignConfig, run_campaign
 from isrcheck.conformance.generator.cluster_machine import ClusterMachine
-from isrcheck.conformance.generator.controller_machine import ControllerMachine
+from isrcheck.conformance.generator.controller_machine import RECOVERING, ControllerMachine
 from isrcheck.contract.operations.coverage import PROTOCOL_OUTCOMES
 from isrcheck.contract.operations.leader_branch import LEADER_BRANCHES, LeaderBranch
 from isrcheck.reference_impl.controller import Controller
@@ -161,6 +161,7 @@ def test_a_recovering_partitions_leader_proposing_many_members_is_reached_by_the
     monkeypatch.setitem(CATALOGUE, "T-RECOVERING", Mutant(
         "T-RECOVERING", "RECOVERING with more than one member accepted", "test", (), "controller",
         AcceptsRecoveringWithManyMembers))
+    monkeypatch.setattr(ControllerMachine, "ideas", frozenset({RECOVERING}))  # off by default
     found = {seed: runs_to_find("T-RECOVERING", seed, 30) for seed in (1, 1001, 2001)}
     assert all(found.values()), found
     monkeypatch.setattr(ControllerMachine, "recoverable", lambda self: [])
