@@ -56,9 +56,8 @@ TRIAGE: dict[str, Triage] = {
     "alter_partition:core/ReplaceComparisonOperator_Gt_Lt:2": Triage(
         "gap", "generation: needs a partition left RECOVERING by an unclean election and then its leader's "
         "AlterPartition stating RECOVERING with more than one member (§2.4 row 9), which the default mix "
-        "composes rarely. The controller machine's `recovering` idea (rule `recovering_leader_proposes`) kills it "
-        "by the differential in 0.5 s, but it is off by default: on, it cost the properties alone D1 (none of 400 "
-        "runs on seeds 1-5, against 90-168 without it)"),
+        "composes rarely. A rule composing them killed it by the differential in 0.5 s but cost the properties "
+        "alone D1 (none of 400 runs on seeds 1-5, against 90-168 without it), so it is not in the generator"),
     "partition_change:core/ReplaceComparisonOperator_NotEq_Lt:7": Triage("unreachable", ELR_OPT_IN),
     "partition_change:core/ReplaceUnaryOperator_Delete_Not:13": Triage("unreachable", ELR_OPT_IN),
     "partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9": Triage("unreachable", ELR_OPT_IN),

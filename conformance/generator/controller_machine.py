@@ -25,10 +25,6 @@ UNKNOWN_PARTITION = 64
 """Partition indices from here on are never created (create_partitions stops at MAX_PARTITIONS)."""
 UNKNOWN_TOPIC = "t-never-created"
 """A topic no rule creates (TOPICS are the ones that can exist)."""
-RECOVERING = "recovering"
-"""The generation idea that turns `recovering_leader_proposes` on; off by default: with it on, D1
-(no partition-epoch check) judged by the properties alone was found in none of 400 runs on seeds 1-5,
-against 90-168 runs without it."""
 
 
 def step(op: str, args: dict[str, Any], captures: dict[str, str] | None = None) -> Step:
@@ -65,8 +61,6 @@ class ControllerMachine(RuleBasedStateMachine):
         self.reference = controller
         self.incarnations: dict[int, int] = {}
         self.epoch_captures: dict[int, list[str]] = {b: [] for b in BROKERS}
-        self.recovering_composed = False
-        """`recovering_leader_proposes` ran in this run (it runs once a run at most)."""
 
     # -- reference state (the only thing draws may depend on) ------------------------------------
 
@@ -361,59 +355,6 @@ class ControllerMachine(RuleBasedStateMachine):
             "isr": isr,
         })
 
-    def recoverable(self) -> list[tuple[str, int]]:
-        """Partitions with a leader and another replica that is registered: an unclean election
-        can be made to give them a leader outside the ISR. None once the rule ran in this run: its
-        five steps fence a leader, and repeated they crowded out the other rules (a known divergence
-        reached in 1 run of 150 was reached in none of 1,200)."""
-        if self.recovering_composed or RECOVERING not in self.ideas:
-            return []
-        keys = []
-        for topic, partition in self.partitions():
-            state = self.reference.partition(topic, partition)
-            if state is not None and state.leader >= 0 and any(
-                    r != state.leader and r in self.reference.brokers for r in state.replicas):
-                keys.append((topic, partition))
-        return keys
-
-    @precondition(lambda self: self.recoverable())
-    @rule(pick=small, extra=st.integers(0, 3))
-    def recovering_leader_proposes(self, pick: int, extra: int) -> None:
-        """A RECOVERING partition's leader states RECOVERING (controller.md §2.4 rows 9 and 10,
-        §4 step 7; KIP-704): the leader shrinks the ISR to itself, is fenced, another replica is
-        unfenced and elected by an unclean ElectLeaders (the one place the controller sets
-        RECOVERING), then that leader's AlterPartition says RECOVERING with itself alone (allowed)
-        or with `extra` more replicas (INVALID_REQUEST, `ReplicationControlManager.validateAlterPartitionData`
-        at 3.9.0). Drawn from single rules this needs five steps in a row on one partition, which
-        the machine composed about once in thousands of runs."""
-        keys = self.recoverable()
-        self.recovering_composed = True
-        topic, partition = keys[pick % len(keys)]
-        state = self.reference.partition(topic, partition)
-        assert state is not None
-        leader = state.leader
-        others = [r for r in state.replicas if r != leader and r in self.reference.brokers]
-        chosen = others[pick // len(keys) % len(others)]
-        version = self.reference.profile.alter_partition_versions[1]
-        self.send("alter_partition", {
-            "version": version, "broker": self.sender(leader, leader), "topic": topic, "partition": partition,
-            "leader_epoch": self.epoch("leader_epoch", state.leader_epoch),
-            "partition_epoch": self.epoch("partition_epoch", state.partition_epoch), "isr": [leader],
-        })
-        self.send("fence_broker", {"broker": leader})
-        self.send("unfence_broker", {"broker": chosen})
-        self.send("elect_leaders", {"type": "unclean", "partitions": [[topic, partition]]})
-        state = self.reference.partition(topic, partition)
-        if state is None or state.leader < 0:
-            return
-        isr = [state.leader, *[r for r in state.replicas if r != state.leader][:extra]]
-        self.send("alter_partition", {
-            "version": version, "broker": self.sender(state.leader, state.leader), "topic": topic,
-            "partition": partition, "leader_epoch": self.epoch("leader_epoch", state.leader_epoch),
-            "partition_epoch": self.epoch("partition_epoch", state.partition_epoch), "isr": isr,
-            "leader_recovery_state": "RECOVERING",
-        })
-
     def teardown(self) -> None:
         self.context.finish_run(self.run)
 
@@ -422,7 +363,6 @@ RULE_OPERATIONS: dict[str, tuple[str, ...]] = {
     "restart_broker": ("fence_broker", "register_broker", "unfence_broker"),
     "leader_proposes": ("alter_partition",),
     "restart_and_rejoin": ("fence_broker", "register_broker", "unfence_broker", "alter_partition"),
-    "recovering_leader_proposes": ("alter_partition", "fence_broker", "unfence_broker", "elect_leaders"),
 }
 """The operations a rule sends, where they are not just the operation of the rule's own name."""
 
