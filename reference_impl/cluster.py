@@ -31,6 +31,7 @@ from isrcheck.contract.history.ground_truth import (
     BrokerView,
     ClusterObservation,
     DataLoss,
+    FollowerProgress,
     IsrAdmission,
     PartitionView,
     ProduceDecision,
@@ -904,7 +905,7 @@ class Cluster:
             if cached_broker is None or cached_broker[0] != signature:
                 cached_broker = broker_views[broker] = (signature, BrokerView(
                     broker, process.status, process.incarnation, process.epoch, process.cache.offset,
-                    requests, outstanding,
+                    requests, outstanding, process.config.replica_lag_time_max_ms,
                 ))
             brokers[broker] = cached_broker[1]
             hosted = process.partitions if alive else None
@@ -920,6 +921,7 @@ class Cluster:
                     signature = (
                         serial, partition.role, partition.leader, partition.leader_epoch,
                         partition.partition_epoch, snapshot, log.hw, partition.state, partition.epoch_start_offset,
+                        partition.state_since_ms, partition.behind_followers(),
                     )
                 cached_replica = broker_replicas.get(tp)
                 if cached_replica is None or cached_replica[0] != signature:
@@ -965,6 +967,8 @@ class Cluster:
             state.isr if leading else (), state.maximal_isr if leading else (), state.kind,
             () if isinstance(state, CommittedPartitionState) else state.sent.isr_ids,
             partition.epoch_start_offset,
+            partition.state_since_ms if leading else -1,
+            tuple(FollowerProgress(r, *progress) for r, progress in partition.behind_followers()) if leading else (),
         )
 
     def _frozen(self, name: str, items: list[Any]) -> tuple[Any, ...]:

@@ -14,6 +14,7 @@ from isrcheck.contract.operations.leader_branch import LeaderBranch
 
 from .broker_config import BrokerConfig
 from .errors import Error
+from .follower_lag import EQUAL, FollowerLag, after_append, after_fetch, at_leader_epoch
 from .isr_state import CommittedPartitionState, IsrState, LeaderAndIsr, PendingState
 from .leader_rules import ErrorOutcome, LeaderRules
 from .messages import AlterPartitionPartitionResult
@@ -65,6 +66,10 @@ class Partition:
         self.epoch_start_offset = -1
         """§1 `leaderEpochStartOffsetOpt`: the LEO when this broker took the current epoch (leader only)."""
         self.remote: dict[int, ReplicaState] = {}
+        self.follower_lags: dict[int, FollowerLag] = {}
+        """Harness ground truth (follower_lag.py), kept beside `remote` but never read by the rules."""
+        self.state_since_ms = 0
+        """Harness ground truth: when `state` last changed (P-SHRINK)."""
         self.produces: list[PendingProduce] = []
         self.fetch_failed = False
         """§13: FENCED_LEADER_EPOCH on fetch — stop fetching until new metadata."""
@@ -101,7 +106,19 @@ class Partition:
     # ---------------------------------------------------------------- §2 the one writer of `state`
 
     def transition(self, state: IsrState) -> None:
+        if state != self.state:
+            self.state_since_ms = self._cluster.now_ms
         self.state = state
+
+    def behind_followers(self) -> tuple[tuple[int, tuple[int, int, int]], ...]:
+        """Harness ground truth (P-SHRINK): (follower, (fetch offset, caught-up time, behind since))
+        for each follower whose fetch offset differs from this leader's log end offset; the others
+        are caught up whatever the time (KAFKA-7152), and leaving them out keeps this unchanged
+        while followers keep up."""
+        return tuple(
+            (r, (lag.fetch_offset, lag.caught_up_ms, lag.behind_since_ms))
+            for r, lag in sorted(self.follower_lags.items()) if lag.behind_since_ms != EQUAL
+        )
 
     def reached(self, branch: LeaderBranch) -> None:
         """Protocol-state coverage: this partition took `branch` (contract/operations/leader_branch.py)."""
@@ -148,9 +165,13 @@ class Partition:
     def _track_follower(self, replica_id: int, state: ReplicaState, fetch_offset: int, broker_epoch: int) -> None:
         """§4 `updateFollowerFetchState`: new follower state, then expansion (§5), then the HW (§7)
         if the follower's LEO moved."""
+        now = self._cluster.now_ms
         self.remote[replica_id] = self.rules.updated_replica_state(
-            state, fetch_offset, self._cluster.now_ms, len(self.log.records), broker_epoch
+            state, fetch_offset, now, len(self.log.records), broker_epoch
         )
+        lag = self.follower_lags.get(replica_id)
+        if lag is not None:
+            self.follower_lags[replica_id] = after_fetch(lag, fetch_offset, now, len(self.log.records))
         self.maybe_expand_isr(replica_id)
         if fetch_offset != state.log_end_offset:
             self.maybe_increment_hw()
@@ -301,6 +322,8 @@ class Partition:
         base = self.log.leo
         epoch = self.leader_epoch
         self.log.append([(epoch, record_id) for record_id in record_ids])
+        end, now = self.log.leo, self.now_ms
+        self.follower_lags = {r: after_append(lag, end, now) for r, lag in self.follower_lags.items()}
         self.broker.produce_appended(request, base)
         if acks == -1:
             self.produces.append(PendingProduce(request, self.log.leo, self.now_ms + self.config.request_timeout_ms))
@@ -359,8 +382,17 @@ class Partition:
                                              was_leader)
                 for r in followers
             }
+            self.follower_lags = {
+                r: at_leader_epoch(self.follower_lags.get(r) if was_leader else None, r in registration.isr,
+                                   self.now_ms, self.log.leo)
+                for r in followers
+            }
         else:
             self.remote = {r: self.remote.get(r, ReplicaState()) for r in followers}
+            self.follower_lags = {
+                r: self.follower_lags.get(r) or at_leader_epoch(None, False, self.now_ms, self.log.leo)
+                for r in followers
+            }
         if rules.clears_pending_on_metadata():
             self.broker.manager.clear_pending(self.tp)
         self.maybe_increment_hw()
@@ -379,6 +411,7 @@ class Partition:
         self.replicas = registration.replicas
         self.transition(CommittedPartitionState(()))
         self.remote = {}
+        self.follower_lags = {}
         self.epoch_start_offset = -1
         if was_leader:
             self.fail_produces(Error.NOT_LEADER_OR_FOLLOWER)
@@ -396,6 +429,7 @@ class Partition:
         self.role = NONE
         self.leader = -1
         self.remote = {}
+        self.follower_lags = {}
         self.transition(CommittedPartitionState(()))
 
     # ---------------------------------------------------------------- §13 follower side

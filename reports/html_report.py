@@ -40,6 +40,7 @@ PROPERTY_HELP = {
     "P-HWC": "the high watermark a consumer sees never goes backwards",
     "P-FENCE": "a broker down past the session timeout is fenced",
     "P-ADM": "acks=all is refused with NOT_ENOUGH_REPLICAS exactly when the leader's ISR is below the min ISR",
+    "P-SHRINK": "a leader proposes to drop an out-of-sync ISR follower within one isr-expiration period",
     "violation": "violations without a property name",
     "divergence": "the target's result or state differed from the reference's",
     "timeout": "an adapter call passed its timeout",

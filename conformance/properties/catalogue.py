@@ -3,7 +3,7 @@ them each kind of history is judged on, in the order their violations are report
 
 * a controller's answers and observations (`CONTROLLER_VIEW`): P-ELIG, P-LEAD, LeaderInIsr;
 * a simulation's ground truth after every step (`GROUND_TRUTH`): P-ACK, P-HWV, P-ELIG, P-LOG,
-  P-HWM, P-1IF, P-LEAD, LeaderInIsr, P-ADM; P-LIVE after a heal;
+  P-HWM, P-1IF, P-LEAD, LeaderInIsr, P-ADM, P-SHRINK; P-LIVE after a heal;
 * a black-box cluster history (`VIEWS`): P-ACK, P-HWC, P-ELIG, P-FENCE, LeaderInIsr, P-LIVE, and
   P-LOG when the history holds every replica's log read after the heal.
 
@@ -29,6 +29,7 @@ from isrcheck.conformance.properties import (
     p_lead,
     p_live,
     p_log,
+    p_shrink,
 )
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
 from isrcheck.conformance.properties.checker import VIEWS, Property, Violation
@@ -39,7 +40,9 @@ from isrcheck.contract.operations.findings import Finding
 
 PROPERTIES: dict[str, Property] = {
     module.PROPERTY.id: module.PROPERTY
-    for module in (p_ack, p_hwv, p_elig, p_log, p_hwm, p_1if, p_lead, leader_in_isr, p_adm, p_live, p_hwc, p_fence)
+    for module in (
+        p_ack, p_hwv, p_elig, p_log, p_hwm, p_1if, p_lead, leader_in_isr, p_adm, p_shrink, p_live, p_hwc, p_fence,
+    )
 }
 
 CONTROLLER_PROPERTIES = ("P-ELIG", "P-LEAD", "LeaderInIsr")
@@ -56,9 +59,12 @@ def _ground_truth_form(name: str) -> Check:
 
 STEP_PROPERTIES: dict[str, Check] = {
     name: _ground_truth_form(name)
-    for name in ("P-ACK", "P-HWV", "P-ELIG", "P-LOG", "P-HWM", "P-1IF", "P-LEAD", "LeaderInIsr", "P-ADM")
+    for name in ("P-ACK", "P-HWV", "P-ELIG", "P-LOG", "P-HWM", "P-1IF", "P-LEAD", "LeaderInIsr", "P-ADM", "P-SHRINK")
 }
 """Judged on the ground truth after every step."""
+
+TIME_BOUNDED = frozenset({"P-SHRINK"})
+"""Step properties that read the clock: a step where nothing but time moved can still violate them."""
 
 ALL_PROPERTIES = (*STEP_PROPERTIES, "P-LIVE")
 """Judged on a simulation's ground truth (P-LIVE after a heal)."""
@@ -67,8 +73,8 @@ BLACK_BOX = ("P-ACK", "P-HWC", "P-ELIG", "P-FENCE", "LeaderInIsr", "P-LIVE", "P-
 """Judged on a black-box cluster history."""
 
 GROUND_TRUTH_ONLY = frozenset(name for name in ALL_PROPERTIES if VIEWS not in PROPERTIES[name].reads)
-"""Properties that need every replica's log, HW, in-flight requests or a leader's admission decisions: a black
-box is never judged on them."""
+"""Properties that need every replica's log, HW, in-flight requests, a leader's admission decisions or its
+followers' progress: a black box is never judged on them."""
 
 LEVEL_PROPERTIES = {"controller": CONTROLLER_PROPERTIES, "cluster": tuple(dict.fromkeys((*ALL_PROPERTIES, *BLACK_BOX)))}
 """What a run of each level is about: the properties a full history of that level is judged on."""

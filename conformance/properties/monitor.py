@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES, STEP_PROPERTIES
+from isrcheck.conformance.properties.catalogue import ALL_PROPERTIES, STEP_PROPERTIES, TIME_BOUNDED, Check
 from isrcheck.conformance.properties.checker import Violation
 from isrcheck.conformance.properties.ground_truth_memory import History
 from isrcheck.conformance.properties.p_live import ground_truth as p_live
@@ -21,6 +21,7 @@ class PropertyMonitor:
         if unknown:
             raise KeyError(f"unknown properties {unknown} (known: {', '.join(STEP_PROPERTIES)})")
         self.checks = [(name, STEP_PROPERTIES[name]) for name in names]
+        self.timed_checks = [(name, check) for name, check in self.checks if name in TIME_BOUNDED]
         self.history = History()
         self.violations: list[Violation] = []
         self._seen: set[tuple[str, str]] = set()
@@ -38,23 +39,30 @@ class PropertyMonitor:
             # no violation's identity holds), and the History it reads after `last` differs from
             # the one `last` was judged with only by what `last` itself added: records exposed
             # below an established leader's HW that this same leader holds, and epochs whose first
-            # actor is this same leader. So each check would answer violations already seen, and
-            # the History after this observation keeps the same maps. The state points are those of
-            # `last` (already collected) but for the run-long sets, which grow on their own.
+            # actor is this same leader. So each check would answer violations already seen —
+            # but for those that read the clock (TIME_BOUNDED), judged again — and the History
+            # after this observation keeps the same maps. The state points are those of `last`
+            # (already collected) but for the run-long sets, which grow on their own.
+            new = self._judge(self.timed_checks, observation) if observation.now_ms != last.now_ms else []
             self.history = History(observation, self.history.exposed, self.history.epoch_actors)
             self.states |= run_long_states(observation, last)
             self._last = observation
-            return []
+            return new
+        new = self._judge(self.checks, observation)
+        self.history = self.history.advance(observation)
+        self.states |= state_points(observation, self._last)
+        self._last = observation
+        return new
+
+    def _judge(self, checks: list[tuple[str, Check]], observation: ClusterObservation) -> list[Violation]:
+        """The violations `checks` find on `observation` that were not seen before, kept."""
         new = []
-        for _, check in self.checks:
+        for _, check in checks:
             for violation in check(observation, self.history):
                 if violation.key not in self._seen:
                     self._seen.add(violation.key)
                     new.append(violation)
         self.violations.extend(new)
-        self.history = self.history.advance(observation)
-        self.states |= state_points(observation, self._last)
-        self._last = observation
         return new
 
     def check_liveness(self, observation: ClusterObservation) -> list[Violation]:

@@ -62,10 +62,27 @@ class BrokerView:
     """AlterPartition requests in flight from this broker (§12: at most one)."""
     alter_partition_items: tuple[tuple[TopicPartition, int, bool], ...] = ()
     """(partition, proposal id, in flight) for every queued or in-flight proposal."""
+    replica_lag_time_max_ms: int = 0
+    """The broker's replica.lag.time.max.ms (0: not reported)."""
 
     @property
     def alive(self) -> bool:
         return self.status in ALIVE_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class FollowerProgress:
+    """A follower whose last accepted Fetch is behind its leader's log end offset, as the harness
+    computes it from the fetches and appends themselves (not from the leader's rules), by
+    leader.md §4's definitions."""
+
+    broker: int
+    fetch_offset: int
+    """The offset of the follower's last accepted Fetch in this leadership (-1: none yet)."""
+    caught_up_ms: int
+    """KAFKA-4485's lastCaughtUpTime (Kafka `Replica.updateFetchStateOrThrow`)."""
+    behind_since_ms: int
+    """Since when the fetch offset has differed from the leader's log end offset."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +106,11 @@ class ReplicaView:
     """none | expand | shrink (the leader's ISR state, leader.md §2)."""
     proposed_isr: tuple[int, ...] = ()
     epoch_start_offset: int = -1
+    state_since_ms: int = -1
+    """When the leader's ISR state (pending, ISR) last changed (-1: not reported)."""
+    behind: tuple[FollowerProgress, ...] = ()
+    """A leader's followers whose fetch offset differs from its log end offset (the others are
+    caught up whatever the time, KAFKA-7152). Empty for a system that does not report them."""
 
     @property
     def leo(self) -> int:
@@ -253,4 +275,6 @@ def _fields(value: object) -> dict[str, object]:
 def _json(value: object) -> object:
     if isinstance(value, tuple):
         return [_json(item) for item in value]
+    if isinstance(value, FollowerProgress):
+        return _fields(value)
     return value

@@ -14,6 +14,7 @@ from isrcheck.contract.history.ground_truth import (
     BrokerView,
     ClusterObservation,
     DataLoss,
+    FollowerProgress,
     IsrAdmission,
     PartitionView,
     ProduceDecision,
@@ -23,6 +24,8 @@ from isrcheck.contract.history.ground_truth import (
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, FollowerProgress):
+        return _view(value)
     if isinstance(value, (tuple, list)):
         return [_plain(item) for item in value]
     if isinstance(value, frozenset):
@@ -40,6 +43,11 @@ def _tuples(value: Any) -> Any:
 
 def _from_view(kind: type[Any], data: dict[str, Any]) -> Any:
     return kind(**{name: _tuples(value) for name, value in data.items()})
+
+
+def _replica_from_json(data: dict[str, Any]) -> ReplicaView:
+    behind = tuple(_from_view(FollowerProgress, f) for f in data.get("behind", []))
+    return ReplicaView(**{**{name: _tuples(value) for name, value in data.items()}, "behind": behind})
 
 
 def ground_truth_json(observation: ClusterObservation) -> dict[str, Any]:
@@ -69,7 +77,7 @@ def ground_truth_from_json(data: dict[str, Any]) -> ClusterObservation:
     partitions = [_from_view(PartitionView, v) for v in data["partitions"]]
     registrations = [_from_view(RegistrationView, v) for v in data["registrations"]]
     brokers = [_from_view(BrokerView, v) for v in data["brokers"]]
-    replicas = [_from_view(ReplicaView, v) for v in data["replicas"]]
+    replicas = [_replica_from_json(v) for v in data["replicas"]]
     return ClusterObservation(
         step=int(data["step"]), now_ms=int(data["now_ms"]),
         partitions={(p.topic, p.partition): p for p in partitions},

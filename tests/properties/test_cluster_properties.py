@@ -23,11 +23,13 @@ from isrcheck.conformance.properties.p_hwv import ground_truth as p_hwv
 from isrcheck.conformance.properties.p_lead import ground_truth as p_lead
 from isrcheck.conformance.properties.p_live import ground_truth as p_live
 from isrcheck.conformance.properties.p_log import ground_truth as p_log
+from isrcheck.conformance.properties.p_shrink import ground_truth as p_shrink
 from isrcheck.contract.history.ground_truth import (
     AckedRecord,
     BrokerView,
     ClusterObservation,
     DataLoss,
+    FollowerProgress,
     IsrAdmission,
     PartitionView,
     ProduceDecision,
@@ -118,6 +120,61 @@ def test_p_ack_exemptions() -> None:
     assert p_ack(observation(acked=acked, replicas=short, unclean=frozenset({TP})), NO_HISTORY) == []
     not_yet = {1: replica(1, log=((0, 1),), hw=1, role="follower")}
     assert p_ack(observation(acked=acked, replicas=not_yet), NO_HISTORY) == []
+
+
+# ---------------------------------------------------------------------------------- P-SHRINK
+
+LAG = 10_000
+
+
+def shrink_case(now: int, caught_up: int = 0, behind_since: int = 0, state_since: int = 0, pending: str = "none",
+                isr: tuple[int, ...] = (1, 2, 3), status: str = "running") -> ClusterObservation:
+    """Leader 1 reports follower 3 at fetch offset 1 (its LEO is 3) since `behind_since`, last
+    caught up at `caught_up`; lag 10 s, so the isr-expiration period is 5 s."""
+    leader = replica(1, isr=isr, pending=pending, state_since_ms=state_since,
+                     behind=(FollowerProgress(3, 1, caught_up, behind_since),))
+    brokers = {b: BrokerView(b, status if b == 1 else "running", f"i{b}", 10 + b, 5, replica_lag_time_max_ms=LAG)
+               for b in (1, 2, 3)}
+    return replace(observation(replicas={1: leader}, brokers=brokers), now_ms=now)
+
+
+def test_p_shrink_bound_is_lag_plus_one_period_after_the_follower_last_caught_up() -> None:
+    out_of_sync_from = LAG + 1  # isCaughtUp: now - lastCaughtUp <= lag
+    assert p_shrink(shrink_case(out_of_sync_from + LAG // 2 + 1), NO_HISTORY) == []  # within period + 1 ms slack
+    [violation] = p_shrink(shrink_case(out_of_sync_from + LAG // 2 + 2), NO_HISTORY)
+    assert violation.property == "P-SHRINK" and violation.step == 7
+    assert violation.evidence["follower"] == 3 and violation.evidence["out_of_sync_since_ms"] == out_of_sync_from
+    assert violation.evidence["late_ms"] == 1
+    json.dumps(violation.to_json())
+
+
+def test_p_shrink_clock_restarts_with_each_reason_it_may_not_have_run() -> None:
+    """The latest of: the follower last caught up + lag, its fetch offset last falling behind the
+    leader's end (KAFKA-7152: equal is caught up), the leader's ISR state last changing."""
+    late = 30_000
+    assert p_shrink(shrink_case(late), NO_HISTORY)
+    assert p_shrink(shrink_case(late, caught_up=late - LAG - 5_001), NO_HISTORY) == []
+    assert p_shrink(shrink_case(late, caught_up=late - LAG - 5_003), NO_HISTORY)
+    assert p_shrink(shrink_case(late, behind_since=late - 5_000), NO_HISTORY) == []
+    assert p_shrink(shrink_case(late, state_since=late - 5_000), NO_HISTORY) == []
+    assert p_shrink(shrink_case(late, state_since=late - 5_002), NO_HISTORY)
+
+
+def test_p_shrink_judges_only_an_alive_leader_with_nothing_pending_and_the_follower_in_its_isr() -> None:
+    late = 30_000
+    assert p_shrink(shrink_case(late, pending="expand"), NO_HISTORY) == []
+    assert p_shrink(shrink_case(late, isr=(1, 2)), NO_HISTORY) == []
+    assert p_shrink(shrink_case(late, status="crashed"), NO_HISTORY) == []
+    assert p_shrink(replace(HEALTHY, now_ms=late), NO_HISTORY) == []  # nothing reported: nothing judged
+
+
+def test_the_monitor_judges_p_shrink_when_only_time_moved() -> None:
+    """A step where nothing but the clock moved is skipped for the other properties, not this one."""
+    monitor = PropertyMonitor(["P-SHRINK"])
+    before = shrink_case(10_000)
+    assert monitor.observe(before) == []
+    [violation] = monitor.observe(replace(before, now_ms=30_000, step=8))
+    assert violation.step == 8
 
 
 # ---------------------------------------------------------------------------------- P-ADM
