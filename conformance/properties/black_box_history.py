@@ -83,6 +83,12 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        failures against min.insync.replicas, outside the guarantee. ELR is not in play when it is
        off, nor with the topic's min.insync.replicas 1: the ELR is only kept while the ISR is
        below it (`PartitionChangeBuilder.maybePopulateTargetElr` clears it otherwise, 4.1.1).
+       A member whose controller link is cut or held counts as down: alive, with its copy, it
+       sends no heartbeat the controller receives, is fenced one session timeout later
+       (`ReplicationControlManager.handleBrokerFenced`, 4.1.1) and leaves the ISR the same way
+       (SimulatedCluster 4.1 run af3c0495-w0-006275: 102's controller link cut, 103 restarted
+       with an empty disk; 102 was fenced while 103's new registration waited for its old
+       session to expire, and 103, the last ISR member, was elected with an empty log).
 
     3. With ELR in play (4.1's default, min.insync.replicas ≥ 2) the last ISR is not all there is:
        a member fenced out of an ISR below min.insync.replicas stays electable from the ELR with
@@ -149,6 +155,10 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     left: dict[str, set[int]] = {}
     """Per partition, such members past the session timeout, still down: out of the ISR, not in
     the ELR (an observation may still list one, a moment before the controller fences it)."""
+    isolated: set[int] = set()
+    """Brokers whose controller link is cut or held (rule 2): fenced one session timeout later."""
+    down_ms: dict[int, int] = {}
+    """Per broker down (crashed, paused, shut down), the ms ticked since it went down."""
 
     def min_isr(partition: str) -> int:
         return topic_min_isr(history, partition.rsplit("-", 1)[0], config)
@@ -162,6 +172,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
         (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless another
         member left first, which an observation may not show: then it stays a candidate."""
         if op == "tick":
+            for down_broker in down_ms:
+                down_ms[down_broker] += int(args.get("ms", 0))
             for partition, pending in leaving.items():
                 for broker in list(pending):
                     pending[broker] += int(args.get("ms", 0))
@@ -180,12 +192,36 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             left.get(partition, set()).discard(broker)
             if broker in last_isr.get(partition, set()):
                 pending.clear()  # another member may leave first: the order is unknown
+        if op in ("shutdown", "clean_restart"):
+            leave_by_controlled_shutdown(broker)
         if op in ("pause", "shutdown"):
             for partition, isr in last_isr.items():
                 rest = isr - {broker}
                 if (broker in isr and elr_in_play(partition) and len(rest) >= min_isr(partition)
                         and not rest & (down | paused | unclean | wiped)):
                     leaving.setdefault(partition, {})[broker] = 0
+
+    def leave_by_controlled_shutdown(broker: int) -> None:
+        """A controlled shutdown takes a member out of the ISR at once
+        (`ReplicationControlManager.handleBrokerInControlledShutdown`, 4.1.1); it joins the ELR
+        only if the ISR it leaves is then below min.insync.replicas (`PartitionChangeBuilder
+        .maybePopulateTargetElr` clears the ELR otherwise). Whether a member that went down shortly
+        before is still in that ISR depends on whether the controller fenced it yet — up to the
+        session timeout and the settle time after it went down — which a history cannot tell. So
+        the member is not counted once it may have left an ISR that still made min.insync.replicas:
+        the others of the last ISR, less those restarted since (their re-registration took them
+        out) and those down past the session timeout and the settle time (surely fenced), are at
+        least min.insync.replicas (SimulatedCluster 4.1 run af3c0495-w0-000586: 102 crashed, 6 s
+        later 103 shut down cleanly a moment before 102 was fenced, left ISR [102, 101] without an
+        ELR place; 101 then lost its disk and was elected as the last known leader)."""
+        fenced_after_ms = config.session_timeout_ms + config.settle_ms
+        for partition, isr in last_isr.items():
+            if broker not in isr or not elr_in_play(partition):
+                continue
+            may_remain = {m for m in isr - {broker} if not (m in unclean and m not in down)
+                          and down_ms.get(m, 0) < fenced_after_ms}
+            if len(may_remain) >= min_isr(partition):
+                electable.get(partition, set()).discard(broker)
 
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
@@ -199,16 +235,23 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                     partition, set())
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
+            if op == "net" and args.get("link") == "controller":
+                (isolated.add if args.get("mode") in ("cut", "hold") else isolated.discard)(broker_id(args))
             if op == "heal":
                 down.clear()
                 paused.clear()
+                down_ms.clear()
+                isolated.clear()
             elif op in DOWN_OPS:
                 (paused if op == "pause" else down).add(broker_id(args))
+                down_ms.setdefault(broker_id(args), 0)
             elif op == "resume":
                 paused.discard(broker_id(args))  # a crashed broker stays down when "resumed"
             elif op in UP_OPS:
                 down.discard(broker_id(args))
                 paused.discard(broker_id(args))
+            if op in UP_OPS and op != "heal" and broker_id(args) not in down | paused:
+                down_ms.pop(broker_id(args), None)
             if op in ("crash", "restart"):
                 unclean.add(broker_id(args))
             note_leaving(op, args)
@@ -218,7 +261,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 for partition, isr in last_isr.items():
                     if elr_in_play(partition):
                         continue  # rule 3
-                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused)):
+                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused | isolated)):
                         points.setdefault(partition, []).append(e["i"])
             for partition, replicas in electable.items():
                 gone = elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean

@@ -444,3 +444,53 @@ def test_with_elr_a_member_that_left_above_min_isr_holds_no_elr_place() -> None:
     assert [v.property for v in check_history(member_paused_above_min_isr(), ELR)] == []
     assert [v.property for v in check_history(member_paused_above_min_isr(other_first=True), ELR)] \
         == ["P-ACK", "P-HWC"]
+
+
+def member_shut_down_after_another_crashed(ms_between: int) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-000586's shape: ISR {1, 3, 2}; 2 is SIGKILLed,
+    `ms_between` later 3 shuts down cleanly and restarts; 1, left alone in the ISR, restarts with
+    an empty disk. Whether 2 was still in the ISR when 3 shut down (then 3 left an ISR of
+    min.insync.replicas without an ELR place) depends on when the controller fenced 2."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("crash", {"broker": 2})
+    b.op("tick", {"ms": ms_between})
+    b.see(101, [101, 103, 102], 1)
+    b.op("clean_restart", {"broker": 3})
+    b.see(101, [101], 1)
+    b.op("restart", {"broker": 1, "lose": "disk"})
+    b.see(-1, [], None)
+    b.op("heal", {})
+    b.see(101, [101, 102, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_member_shut_down_before_a_crashed_one_may_be_fenced_holds_no_elr_place() -> None:
+    """Within the session timeout and the settle time after 2 went down it may still be in the
+    ISR: 3's controlled shutdown then leaves an ISR of two (min.insync.replicas) and 3 joins no ELR
+    (`ReplicationControlManager.handleBrokerInControlledShutdown`, `PartitionChangeBuilder
+    .maybePopulateTargetElr`, 4.1.1); the copies left went down uncleanly or lost their disk:
+    nothing is promised. Past it, 2 was surely fenced first, 3 left an ISR below min ISR and kept
+    an ELR place with its copy: the loss is judged."""
+    assert [v.property for v in check_history(member_shut_down_after_another_crashed(6000), ELR)] == []
+    assert [v.property for v in check_history(member_shut_down_after_another_crashed(11000), ELR)] \
+        == ["P-ACK", "P-HWC"]
+
+
+def test_a_member_cut_from_the_controller_counts_as_down_when_the_last_live_one_loses_its_disk() -> None:
+    """SimulatedCluster 4.1 run af3c0495-w0-006275's shape (min.insync.replicas 1, so no ELR):
+    acknowledged with ISR {2, 1}; 1's controller link is cut, 2 restarts with an empty log. 1,
+    alive with its copy, is fenced one session timeout later as a crashed broker is
+    (`ReplicationControlManager.handleBrokerFenced`, 4.1.1), and the empty 2 is the ISR left.
+    A cut replication link leaves 1 registered: the loss is judged."""
+    def run(link: str) -> list[str]:
+        history = last_member_wiped_while_the_other_is_down("crash", min_isr=1)
+        return [v.property for v in check_history([
+            {**e, "op": "net", "args": {"broker": 1, "link": link, "mode": "cut"}}
+            if e["type"] == "op" and e["op"] == "crash" else e for e in history], ELR)]
+    assert run("controller") == []
+    assert run("replication") == ["P-ACK", "P-ACK", "P-HWC"]
