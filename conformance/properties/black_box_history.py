@@ -223,6 +223,10 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             if len(may_remain) >= min_isr(partition):
                 electable.get(partition, set()).discard(broker)
 
+    def copies_gone(partition: str) -> bool:
+        replicas = electable.get(partition, set())
+        return elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
             partition, isr = e["partition"], set(e["view"].get("isr", []))
@@ -233,6 +237,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 at_least_min = len(isr) >= min_isr(partition)
                 electable[partition] = (isr if at_least_min else electable.get(partition, set()) | isr) - left.get(
                     partition, set())
+            if not copies_gone(partition):
+                all_gone.discard(partition)  # a copy is back: the next time all are gone is a new point
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
             if op == "net" and args.get("link") == "controller":
@@ -263,8 +269,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                         continue  # rule 3
                     if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused | isolated)):
                         points.setdefault(partition, []).append(e["i"])
-            for partition, replicas in electable.items():
-                gone = elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+            for partition in electable:
+                gone = copies_gone(partition)
                 if gone and partition not in all_gone and e["i"] not in points.get(partition, []):
                     points.setdefault(partition, []).append(e["i"])
                 (all_gone.add if gone else all_gone.discard)(partition)

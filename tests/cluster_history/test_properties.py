@@ -494,3 +494,35 @@ def test_a_member_cut_from_the_controller_counts_as_down_when_the_last_live_one_
             if e["type"] == "op" and e["op"] == "crash" else e for e in history], ELR)]
     assert run("controller") == []
     assert run("replication") == ["P-ACK", "P-ACK", "P-HWC"]
+
+
+def copies_gone_twice(second: str) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-002568's shape, with ELR: acknowledged with ISR {3, 2};
+    3 restarts with an empty disk, then 2 is SIGKILLed and restarts with its log (every copy went
+    down uncleanly or lost its disk: exposed). 2 comes back as the ISR with the high watermark it
+    had; then it goes down again (`second`: a disk-loss restart, or a clean restart) and the high
+    watermark reads 0."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(103, [103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(103, [103, 102], 1)
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(102, [102], 1)
+    b.op("restart", {"broker": 2, "lose": "none"})
+    b.see(102, [102], 1)
+    if second == "disk":
+        b.op("restart", {"broker": 2, "lose": "disk"})
+    else:
+        b.op("clean_restart", {"broker": 2})
+    b.see(102, [102], 0)
+    return b.history
+
+
+def test_with_elr_copies_gone_again_after_one_came_back_is_a_new_exposure_point() -> None:
+    """Once an observation shows a copy electable again (2 back in the ISR with its log), the next
+    time every copy is gone — 2 loses its disk — starts a new exposure point: the high watermark
+    may go back there (it was flagged: the first point had passed). A clean restart keeps the
+    copy: the decline is judged."""
+    assert [v.property for v in check_history(copies_gone_twice("disk"), ELR)] == []
+    assert [v.property for v in check_history(copies_gone_twice("clean"), ELR)] == ["P-HWC"]
