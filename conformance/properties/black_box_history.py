@@ -157,6 +157,9 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     the ELR (an observation may still list one, a moment before the controller fences it)."""
     isolated: set[int] = set()
     """Brokers whose controller link is cut or held (rule 2): fenced one session timeout later."""
+    shut_out: dict[str, set[int]] = {}
+    """Without ELR in play (rule 2): per partition, members that left its ISR by a controlled
+    shutdown while other members may have remained in it, not yet seen back in it."""
     down_ms: dict[int, int] = {}
     """Per broker down (crashed, paused, shut down), the ms ticked since it went down."""
 
@@ -213,15 +216,21 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
         out) and those down past the session timeout and the settle time (surely fenced), are at
         least min.insync.replicas (SimulatedCluster 4.1 run af3c0495-w0-000586: 102 crashed, 6 s
         later 103 shut down cleanly a moment before 102 was fenced, left ISR [102, 101] without an
-        ELR place; 101 then lost its disk and was elected as the last known leader)."""
+        ELR place; 101 then lost its disk and was elected as the last known leader). With ELR on
+        and min.insync.replicas 1 the ELR is filled only when the ISR empties, which a view shows
+        as an empty ISR, not who is left: such a member counts as gone for rule 2 until seen back
+        in the ISR (run af3c0495-w0-002703: 101 shut down while the paused 103 was not yet fenced,
+        the ISR emptied into an ELR of 103 alone, and 103's disk-loss restart made it, empty, the
+        last known leader)."""
         fenced_after_ms = config.session_timeout_ms + config.settle_ms
         for partition, isr in last_isr.items():
-            if broker not in isr or not elr_in_play(partition):
+            if broker not in isr or not (elr_in_play(partition) or config.elr):
                 continue
             may_remain = {m for m in isr - {broker} if not (m in unclean and m not in down)
                           and down_ms.get(m, 0) < fenced_after_ms}
             if len(may_remain) >= min_isr(partition):
                 electable.get(partition, set()).discard(broker)
+                shut_out.setdefault(partition, set()).add(broker)
 
     def copies_gone(partition: str) -> bool:
         replicas = electable.get(partition, set())
@@ -231,6 +240,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
         if e["type"] == "observe" and e["view"].get("exists"):
             partition, isr = e["partition"], set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
+            shut_out[partition] = shut_out.get(partition, set()) - isr
             unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
                 last_isr[partition] = isr
@@ -248,6 +258,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 paused.clear()
                 down_ms.clear()
                 isolated.clear()
+                shut_out.clear()
             elif op in DOWN_OPS:
                 (paused if op == "pause" else down).add(broker_id(args))
                 down_ms.setdefault(broker_id(args), 0)
@@ -267,7 +278,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 for partition, isr in last_isr.items():
                     if elr_in_play(partition):
                         continue  # rule 3
-                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused | isolated)):
+                    without_copy = wiped | down | paused | isolated | shut_out.get(partition, set())
+                    if isr and (isr <= wiped or (lost in isr and isr <= without_copy)):
                         points.setdefault(partition, []).append(e["i"])
             for partition in electable:
                 gone = copies_gone(partition)

@@ -526,3 +526,36 @@ def test_with_elr_copies_gone_again_after_one_came_back_is_a_new_exposure_point(
     copy: the decline is judged."""
     assert [v.property for v in check_history(copies_gone_twice("disk"), ELR)] == []
     assert [v.property for v in check_history(copies_gone_twice("clean"), ELR)] == ["P-HWC"]
+
+
+def min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(ms_between: int) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-002703's shape (ELR on, min.insync.replicas 1):
+    acknowledged with ISR {3, 1}; 3 pauses, `ms_between` later 1 shuts down cleanly and restarts;
+    the ISR is seen empty; 3 restarts with an empty disk and leads."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "replicas": [3, 1], "configs": {"min.insync.replicas": "1"}})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(103, [103, 101], 1, replicas=[103, 101])
+    b.op("pause", {"broker": 3})
+    b.op("tick", {"ms": ms_between})
+    b.op("clean_restart", {"broker": 1})
+    b.see(-1, [], None, replicas=[103, 101])
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("heal", {})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_and_min_isr_1_a_member_shut_down_before_the_last_is_fenced_holds_no_copy() -> None:
+    """1's controlled shutdown while 3 may still be in the ISR leaves an ISR of one (not below
+    min.insync.replicas 1): 1 joins no ELR; 3, fenced, is the ELR and the last known leader, and
+    its disk-loss restart (an unclean registration) makes it, empty, the leader: nothing is
+    promised. Once 3 was surely fenced first, 1 was the last ISR member and went to the ELR with
+    its copy: the loss is judged."""
+    assert [v.property for v in check_history(min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(6000),
+                                              ELR)] == []
+    assert [v.property for v in check_history(min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(11000),
+                                              ELR)] == ["P-ACK", "P-HWC"]
