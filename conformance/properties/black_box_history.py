@@ -107,7 +107,13 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        be the emptied one (a simulated 4.1 cluster lost records so, SimulatedCluster seed 1 runs
        280, 450, 533, 870, 1183). A member that goes down cleanly while the rest of the ISR makes
        min.insync.replicas, and is past the session timeout before another member goes down,
-       left without joining the ELR: it is not counted (run 282). A paused (SIGSTOP) or cleanly
+       left without joining the ELR: it is not counted (run 282). When a view shows the ISR at or
+       above min.insync.replicas and the next one below it, the members gone in between left in
+       separate changes no view shows (`Partition.maybeShrinkIsr` removes at each check the
+       followers then past replica.lag.time.max.ms, `getOutOfSyncReplicas`, 4.1.1; each fence is
+       a change of its own), and only those whose removal took the ISR below min ISR joined
+       the ELR: at least min ISR less the ISR seen, any of them; exposed once that many of them
+       and every other candidate are gone (run af3c0495-w0-022063). A paused (SIGSTOP) or cleanly
        shut down member keeps its
        registration, or registers with its previous broker epoch, and stays electable from the
        ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
@@ -142,6 +148,10 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     last_isr: dict[str, set[int]] = {}
     electable: dict[str, set[int]] = {}
     """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
+    optional: dict[str, set[int]] = {}
+    needed: dict[str, int] = {}
+    """With ELR in play, after an ISR seen at or above min.insync.replicas is next seen below it:
+    the members gone between the two views, of which only `needed` surely joined the ELR (rule 3)."""
     wiped: set[int] = set()
     unclean: set[int] = set()
     """SIGKILLed (crashed or restarted) since last observed in an ISR."""
@@ -182,6 +192,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                     pending[broker] += int(args.get("ms", 0))
                     if pending[broker] >= config.session_timeout_ms:
                         electable.get(partition, set()).discard(broker)
+                        optional.get(partition, set()).discard(broker)
                         left.setdefault(partition, set()).add(broker)
                         del pending[broker]
             return
@@ -230,11 +241,14 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                           and down_ms.get(m, 0) < fenced_after_ms}
             if len(may_remain) >= min_isr(partition):
                 electable.get(partition, set()).discard(broker)
+                optional.get(partition, set()).discard(broker)
                 shut_out.setdefault(partition, set()).add(broker)
 
     def copies_gone(partition: str) -> bool:
-        replicas = electable.get(partition, set())
-        return elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+        replicas, maybe = electable.get(partition, set()), optional.get(partition, set())
+        without_copy = wiped | unclean
+        return (elr_in_play(partition) and bool((replicas | maybe) & wiped) and replicas <= without_copy
+                and len(maybe & without_copy) >= min(needed.get(partition, 0), len(maybe)))
 
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
@@ -243,10 +257,17 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             shut_out[partition] = shut_out.get(partition, set()) - isr
             unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
+                before, known = last_isr.get(partition, set()), electable.get(partition, set())
                 last_isr[partition] = isr
                 at_least_min = len(isr) >= min_isr(partition)
-                electable[partition] = (isr if at_least_min else electable.get(partition, set()) | isr) - left.get(
-                    partition, set())
+                if at_least_min:
+                    optional[partition], needed[partition] = set(), 0
+                elif len(before) >= min_isr(partition):
+                    gone_between = (before - isr) & known  # which left first is not seen
+                    optional[partition] = gone_between
+                    needed[partition] = min_isr(partition) - len(isr)
+                    known = known - gone_between
+                electable[partition] = (isr if at_least_min else known | isr) - left.get(partition, set())
             if not copies_gone(partition):
                 all_gone.discard(partition)  # a copy is back: the next time all are gone is a new point
         elif e["type"] == "op":

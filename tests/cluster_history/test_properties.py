@@ -458,7 +458,7 @@ def member_shut_down_after_another_crashed(ms_between: int) -> list[dict[str, An
     b.see(101, [101, 103, 102], 1)
     b.op("crash", {"broker": 2})
     b.op("tick", {"ms": ms_between})
-    b.see(101, [101, 103, 102], 1)
+    b.see(101, [101, 103, 102] if ms_between < 10000 else [101, 103], 1)  # 2 fenced once past 6 s + 4 s
     b.op("clean_restart", {"broker": 3})
     b.see(101, [101], 1)
     b.op("restart", {"broker": 1, "lose": "disk"})
@@ -559,3 +559,39 @@ def test_with_elr_and_min_isr_1_a_member_shut_down_before_the_last_is_fenced_hol
                                               ELR)] == []
     assert [v.property for v in check_history(min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(11000),
                                               ELR)] == ["P-ACK", "P-HWC"]
+
+
+def two_members_shrunk_between_views(seen_between: list[int] | None) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-022063's shape (also 5331, 9044, 9045): acknowledged
+    with ISR {1, 3, 2}; the leader 1 shrinks the ISR to {1} (its followers stopped fetching); a
+    view sees it go from three to one, or (`seen_between`) an ISR in between. Then 1 crashes and 2
+    restarts with an empty disk; after the heal 2 leads an empty log."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("net", {"broker": 1, "link": "replication", "mode": "cut"})
+    if seen_between:
+        b.see(101, seen_between, 1)
+    b.see(101, [101], 1)
+    b.op("crash", {"broker": 1})
+    b.op("restart", {"broker": 2, "lose": "disk"})
+    b.see(-1, [], None)
+    b.op("heal", {})
+    b.see(102, [102, 103, 101], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_members_shrunk_between_two_views_may_have_left_without_an_elr_place() -> None:
+    """Kafka's leader removes followers as each passes replica.lag.time.max.ms
+    (`Partition.maybeShrinkIsr`), one AlterPartition per check: the first to go left an ISR still
+    at min.insync.replicas and joined no ELR (`PartitionChangeBuilder.maybePopulateTargetElr`,
+    4.1.1); only the removals that take the ISR below it add to the ELR. When one view shows
+    {1, 3, 2} and the next {1}, either of 3 and 2 may be the ELR's only member: 2 is, and its
+    disk is lost, 1 crashed — nothing is promised. When a view showed {1, 3} in between, 3 joined
+    the ELR with its copy: the loss is judged."""
+    assert [v.property for v in check_history(two_members_shrunk_between_views(None), ELR)] == []
+    assert [v.property for v in check_history(two_members_shrunk_between_views([101, 103]), ELR)] \
+        == ["P-ACK", "P-HWC"]
