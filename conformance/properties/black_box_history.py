@@ -245,9 +245,13 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 shut_out.setdefault(partition, set()).add(broker)
 
     def copies_gone(partition: str) -> bool:
+        """Rule 3's condition. It holds with min.insync.replicas 1 too: with ELR on the ISR may
+        empty (a SIGKILLed last member's re-registration takes it out, `handleBrokerShutdown`),
+        and the last-known-leader fallback applies as with a larger min ISR (SimulatedCluster 4.1
+        run 642b69eb-w0-010078: replicas [1, 2], 1 SIGKILLed, 2 restarted empty and elected)."""
         replicas, maybe = electable.get(partition, set()), optional.get(partition, set())
         without_copy = wiped | unclean
-        return (elr_in_play(partition) and bool((replicas | maybe) & wiped) and replicas <= without_copy
+        return (bool(config.elr) and bool((replicas | maybe) & wiped) and replicas <= without_copy
                 and len(maybe & without_copy) >= min(needed.get(partition, 0), len(maybe)))
 
     for e in history:

@@ -595,3 +595,32 @@ def test_with_elr_members_shrunk_between_two_views_may_have_left_without_an_elr_
     assert [v.property for v in check_history(two_members_shrunk_between_views(None), ELR)] == []
     assert [v.property for v in check_history(two_members_shrunk_between_views([101, 103]), ELR)] \
         == ["P-ACK", "P-HWC"]
+
+
+def min_isr_1_killed_then_restarted(lose: str) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run 642b69eb-w0-010078's shape (ELR on, min.insync.replicas 1):
+    acknowledged with ISR {1, 2}; 2 pauses, 1 is SIGKILLed and restarted, the ISR is seen empty,
+    2 restarts losing `lose`; after the heal 2 leads an empty log."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "replicas": [1, 2], "configs": {"min.insync.replicas": "1"}})
+    b.see(101, [101, 102], 0, replicas=[101, 102])
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 102], 1, replicas=[101, 102])
+    b.op("pause", {"broker": 2})
+    b.op("restart", {"broker": 1, "lose": "none"})
+    b.see(-1, [], None, replicas=[101, 102])
+    b.op("restart", {"broker": 2, "lose": lose})
+    b.op("heal", {})
+    b.see(102, [102, 101], 0, replicas=[101, 102])
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_and_min_isr_1_every_copy_killed_or_wiped_is_exposed() -> None:
+    """With ELR on the ISR may empty whatever min.insync.replicas is, so rule 3 holds with min ISR
+    1: 1 was SIGKILLed (its re-registration takes it out of the ISR and the ELR,
+    `ReplicationControlManager.handleBrokerShutdown`, 4.1.1) and 2 lost its disk — the
+    last-known-leader election may take the empty 2. With no disk lost the logs hold the records:
+    judged."""
+    assert [v.property for v in check_history(min_isr_1_killed_then_restarted("disk"), ELR)] == []
+    assert [v.property for v in check_history(min_isr_1_killed_then_restarted("none"), ELR)] == ["P-ACK", "P-HWC"]
