@@ -53,6 +53,9 @@ SESSION_TIMEOUT_MS = 6000
 BROKER_CONFIG = BrokerConfig(replica_lag_time_max_ms=3000, broker_heartbeat_interval_ms=500, request_timeout_ms=3000)
 """kafka-cluster's replica.lag.time.max.ms and heartbeat interval; a produce waits at most 3 s."""
 WAIT_STEP_MS = 100
+TERMINATE_TIMEOUT_MS = 60000
+"""How long kafka-cluster lets a SIGTERMed broker shut down before it SIGKILLs it
+(`ClusterProcesses.terminate`, timeout_s 60)."""
 
 
 class SimulatedCluster(Target):
@@ -194,13 +197,21 @@ class SimulatedCluster(Target):
     def shut_down(self, broker: int) -> None:
         """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped). A paused
         broker is resumed first, as `kafka-cluster` does (`ProcessNode.terminate`: SIGCONT, then
-        SIGTERM): it shuts down cleanly, not killed for hanging."""
+        SIGTERM): it shuts down cleanly, not killed for hanging. It is killed only when it has not
+        stopped within kafka-cluster's terminate timeout (60 s; the broker itself waits up to 5
+        minutes for the controller's approval, `BrokerServer.shutdown`, 4.1.1). The approval can
+        take a session timeout: the controller lets a broker stop once every other active
+        broker's metadata reached its controlled-shutdown offset (`BrokerHeartbeatManager
+        .calculateNextBrokerState`, lowestActiveOffset), and a broker whose controller link is cut
+        counts as active until it is fenced. The model waited 6 s and killed such a broker: an
+        unclean shutdown where the real broker shuts down cleanly and keeps its ELR place
+        (SimulatedCluster 4.1 run af3c0495-w0-017160 lost records that way)."""
         cluster = self.cluster
         if not cluster.alive(broker):
             return
         self.resume(broker)
         cluster.controlled_shutdown(broker)
-        if not self.wait(SESSION_TIMEOUT_MS, lambda: not cluster.alive(broker)):
+        if not self.wait(TERMINATE_TIMEOUT_MS, lambda: not cluster.alive(broker)):
             self.crash(broker)  # the shutdown never completed (its controller link is cut): killed
 
     def crash(self, broker: int, lose: str = "none") -> None:

@@ -83,6 +83,12 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        failures against min.insync.replicas, outside the guarantee. ELR is not in play when it is
        off, nor with the topic's min.insync.replicas 1: the ELR is only kept while the ISR is
        below it (`PartitionChangeBuilder.maybePopulateTargetElr` clears it otherwise, 4.1.1).
+       A member whose controller link is cut or held counts as down: alive, with its copy, it
+       sends no heartbeat the controller receives, is fenced one session timeout later
+       (`ReplicationControlManager.handleBrokerFenced`, 4.1.1) and leaves the ISR the same way
+       (SimulatedCluster 4.1 run af3c0495-w0-006275: 102's controller link cut, 103 restarted
+       with an empty disk; 102 was fenced while 103's new registration waited for its old
+       session to expire, and 103, the last ISR member, was elected with an empty log).
 
     3. With ELR in play (4.1's default, min.insync.replicas ≥ 2) the last ISR is not all there is:
        a member fenced out of an ISR below min.insync.replicas stays electable from the ELR with
@@ -101,7 +107,13 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        be the emptied one (a simulated 4.1 cluster lost records so, SimulatedCluster seed 1 runs
        280, 450, 533, 870, 1183). A member that goes down cleanly while the rest of the ISR makes
        min.insync.replicas, and is past the session timeout before another member goes down,
-       left without joining the ELR: it is not counted (run 282). A paused (SIGSTOP) or cleanly
+       left without joining the ELR: it is not counted (run 282). When a view shows the ISR at or
+       above min.insync.replicas and the next one below it, the members gone in between left in
+       separate changes no view shows (`Partition.maybeShrinkIsr` removes at each check the
+       followers then past replica.lag.time.max.ms, `getOutOfSyncReplicas`, 4.1.1; each fence is
+       a change of its own), and only those whose removal took the ISR below min ISR joined
+       the ELR: at least min ISR less the ISR seen, any of them; exposed once that many of them
+       and every other candidate are gone (run af3c0495-w0-022063). A paused (SIGSTOP) or cleanly
        shut down member keeps its
        registration, or registers with its previous broker epoch, and stays electable from the
        ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
@@ -136,6 +148,10 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     last_isr: dict[str, set[int]] = {}
     electable: dict[str, set[int]] = {}
     """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
+    optional: dict[str, set[int]] = {}
+    needed: dict[str, int] = {}
+    """With ELR in play, after an ISR seen at or above min.insync.replicas is next seen below it:
+    the members gone between the two views, of which only `needed` surely joined the ELR (rule 3)."""
     wiped: set[int] = set()
     unclean: set[int] = set()
     """SIGKILLed (crashed or restarted) since last observed in an ISR."""
@@ -149,6 +165,13 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     left: dict[str, set[int]] = {}
     """Per partition, such members past the session timeout, still down: out of the ISR, not in
     the ELR (an observation may still list one, a moment before the controller fences it)."""
+    isolated: set[int] = set()
+    """Brokers whose controller link is cut or held (rule 2): fenced one session timeout later."""
+    shut_out: dict[str, set[int]] = {}
+    """Without ELR in play (rule 2): per partition, members that left its ISR by a controlled
+    shutdown while other members may have remained in it, not yet seen back in it."""
+    down_ms: dict[int, int] = {}
+    """Per broker down (crashed, paused, shut down), the ms ticked since it went down."""
 
     def min_isr(partition: str) -> int:
         return topic_min_isr(history, partition.rsplit("-", 1)[0], config)
@@ -162,11 +185,14 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
         (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless another
         member left first, which an observation may not show: then it stays a candidate."""
         if op == "tick":
+            for down_broker in down_ms:
+                down_ms[down_broker] += int(args.get("ms", 0))
             for partition, pending in leaving.items():
                 for broker in list(pending):
                     pending[broker] += int(args.get("ms", 0))
                     if pending[broker] >= config.session_timeout_ms:
                         electable.get(partition, set()).discard(broker)
+                        optional.get(partition, set()).discard(broker)
                         left.setdefault(partition, set()).add(broker)
                         del pending[broker]
             return
@@ -180,6 +206,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             left.get(partition, set()).discard(broker)
             if broker in last_isr.get(partition, set()):
                 pending.clear()  # another member may leave first: the order is unknown
+        if op in ("shutdown", "clean_restart"):
+            leave_by_controlled_shutdown(broker)
         if op in ("pause", "shutdown"):
             for partition, isr in last_isr.items():
                 rest = isr - {broker}
@@ -187,28 +215,85 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                         and not rest & (down | paused | unclean | wiped)):
                     leaving.setdefault(partition, {})[broker] = 0
 
+    def leave_by_controlled_shutdown(broker: int) -> None:
+        """A controlled shutdown takes a member out of the ISR at once
+        (`ReplicationControlManager.handleBrokerInControlledShutdown`, 4.1.1); it joins the ELR
+        only if the ISR it leaves is then below min.insync.replicas (`PartitionChangeBuilder
+        .maybePopulateTargetElr` clears the ELR otherwise). Whether a member that went down shortly
+        before is still in that ISR depends on whether the controller fenced it yet — up to the
+        session timeout and the settle time after it went down — which a history cannot tell. So
+        the member is not counted once it may have left an ISR that still made min.insync.replicas:
+        the others of the last ISR, less those restarted since (their re-registration took them
+        out) and those down past the session timeout and the settle time (surely fenced), are at
+        least min.insync.replicas (SimulatedCluster 4.1 run af3c0495-w0-000586: 102 crashed, 6 s
+        later 103 shut down cleanly a moment before 102 was fenced, left ISR [102, 101] without an
+        ELR place; 101 then lost its disk and was elected as the last known leader). With ELR on
+        and min.insync.replicas 1 the ELR is filled only when the ISR empties, which a view shows
+        as an empty ISR, not who is left: such a member counts as gone for rule 2 until seen back
+        in the ISR (run af3c0495-w0-002703: 101 shut down while the paused 103 was not yet fenced,
+        the ISR emptied into an ELR of 103 alone, and 103's disk-loss restart made it, empty, the
+        last known leader)."""
+        fenced_after_ms = config.session_timeout_ms + config.settle_ms
+        for partition, isr in last_isr.items():
+            if broker not in isr or not (elr_in_play(partition) or config.elr):
+                continue
+            may_remain = {m for m in isr - {broker} if not (m in unclean and m not in down)
+                          and down_ms.get(m, 0) < fenced_after_ms}
+            if len(may_remain) >= min_isr(partition):
+                electable.get(partition, set()).discard(broker)
+                optional.get(partition, set()).discard(broker)
+                shut_out.setdefault(partition, set()).add(broker)
+
+    def copies_gone(partition: str) -> bool:
+        """Rule 3's condition. It holds with min.insync.replicas 1 too: with ELR on the ISR may
+        empty (a SIGKILLed last member's re-registration takes it out, `handleBrokerShutdown`),
+        and the last-known-leader fallback applies as with a larger min ISR (SimulatedCluster 4.1
+        run 642b69eb-w0-010078: replicas [1, 2], 1 SIGKILLed, 2 restarted empty and elected)."""
+        replicas, maybe = electable.get(partition, set()), optional.get(partition, set())
+        without_copy = wiped | unclean
+        return (bool(config.elr) and bool((replicas | maybe) & wiped) and replicas <= without_copy
+                and len(maybe & without_copy) >= min(needed.get(partition, 0), len(maybe)))
+
     for e in history:
         if e["type"] == "observe" and e["view"].get("exists"):
             partition, isr = e["partition"], set(e["view"].get("isr", []))
             wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
+            shut_out[partition] = shut_out.get(partition, set()) - isr
             unclean -= isr - down  # back, not just still listed before it is fenced
             if isr:
+                before, known = last_isr.get(partition, set()), electable.get(partition, set())
                 last_isr[partition] = isr
                 at_least_min = len(isr) >= min_isr(partition)
-                electable[partition] = (isr if at_least_min else electable.get(partition, set()) | isr) - left.get(
-                    partition, set())
+                if at_least_min:
+                    optional[partition], needed[partition] = set(), 0
+                elif len(before) >= min_isr(partition):
+                    gone_between = (before - isr) & known  # which left first is not seen
+                    optional[partition] = gone_between
+                    needed[partition] = min_isr(partition) - len(isr)
+                    known = known - gone_between
+                electable[partition] = (isr if at_least_min else known | isr) - left.get(partition, set())
+            if not copies_gone(partition):
+                all_gone.discard(partition)  # a copy is back: the next time all are gone is a new point
         elif e["type"] == "op":
             op, args = e["op"], e["args"]
+            if op == "net" and args.get("link") == "controller":
+                (isolated.add if args.get("mode") in ("cut", "hold") else isolated.discard)(broker_id(args))
             if op == "heal":
                 down.clear()
                 paused.clear()
+                down_ms.clear()
+                isolated.clear()
+                shut_out.clear()
             elif op in DOWN_OPS:
                 (paused if op == "pause" else down).add(broker_id(args))
+                down_ms.setdefault(broker_id(args), 0)
             elif op == "resume":
                 paused.discard(broker_id(args))  # a crashed broker stays down when "resumed"
             elif op in UP_OPS:
                 down.discard(broker_id(args))
                 paused.discard(broker_id(args))
+            if op in UP_OPS and op != "heal" and broker_id(args) not in down | paused:
+                down_ms.pop(broker_id(args), None)
             if op in ("crash", "restart"):
                 unclean.add(broker_id(args))
             note_leaving(op, args)
@@ -218,10 +303,11 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
                 for partition, isr in last_isr.items():
                     if elr_in_play(partition):
                         continue  # rule 3
-                    if isr and (isr <= wiped or (lost in isr and isr <= wiped | down | paused)):
+                    without_copy = wiped | down | paused | isolated | shut_out.get(partition, set())
+                    if isr and (isr <= wiped or (lost in isr and isr <= without_copy)):
                         points.setdefault(partition, []).append(e["i"])
-            for partition, replicas in electable.items():
-                gone = elr_in_play(partition) and bool(replicas & wiped) and replicas <= wiped | unclean
+            for partition in electable:
+                gone = copies_gone(partition)
                 if gone and partition not in all_gone and e["i"] not in points.get(partition, []):
                     points.setdefault(partition, []).append(e["i"])
                 (all_gone.add if gone else all_gone.discard)(partition)

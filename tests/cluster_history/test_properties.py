@@ -444,3 +444,183 @@ def test_with_elr_a_member_that_left_above_min_isr_holds_no_elr_place() -> None:
     assert [v.property for v in check_history(member_paused_above_min_isr(), ELR)] == []
     assert [v.property for v in check_history(member_paused_above_min_isr(other_first=True), ELR)] \
         == ["P-ACK", "P-HWC"]
+
+
+def member_shut_down_after_another_crashed(ms_between: int) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-000586's shape: ISR {1, 3, 2}; 2 is SIGKILLed,
+    `ms_between` later 3 shuts down cleanly and restarts; 1, left alone in the ISR, restarts with
+    an empty disk. Whether 2 was still in the ISR when 3 shut down (then 3 left an ISR of
+    min.insync.replicas without an ELR place) depends on when the controller fenced 2."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("crash", {"broker": 2})
+    b.op("tick", {"ms": ms_between})
+    b.see(101, [101, 103, 102] if ms_between < 10000 else [101, 103], 1)  # 2 fenced once past 6 s + 4 s
+    b.op("clean_restart", {"broker": 3})
+    b.see(101, [101], 1)
+    b.op("restart", {"broker": 1, "lose": "disk"})
+    b.see(-1, [], None)
+    b.op("heal", {})
+    b.see(101, [101, 102, 103], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_member_shut_down_before_a_crashed_one_may_be_fenced_holds_no_elr_place() -> None:
+    """Within the session timeout and the settle time after 2 went down it may still be in the
+    ISR: 3's controlled shutdown then leaves an ISR of two (min.insync.replicas) and 3 joins no ELR
+    (`ReplicationControlManager.handleBrokerInControlledShutdown`, `PartitionChangeBuilder
+    .maybePopulateTargetElr`, 4.1.1); the copies left went down uncleanly or lost their disk:
+    nothing is promised. Past it, 2 was surely fenced first, 3 left an ISR below min ISR and kept
+    an ELR place with its copy: the loss is judged."""
+    assert [v.property for v in check_history(member_shut_down_after_another_crashed(6000), ELR)] == []
+    assert [v.property for v in check_history(member_shut_down_after_another_crashed(11000), ELR)] \
+        == ["P-ACK", "P-HWC"]
+
+
+def test_a_member_cut_from_the_controller_counts_as_down_when_the_last_live_one_loses_its_disk() -> None:
+    """SimulatedCluster 4.1 run af3c0495-w0-006275's shape (min.insync.replicas 1, so no ELR):
+    acknowledged with ISR {2, 1}; 1's controller link is cut, 2 restarts with an empty log. 1,
+    alive with its copy, is fenced one session timeout later as a crashed broker is
+    (`ReplicationControlManager.handleBrokerFenced`, 4.1.1), and the empty 2 is the ISR left.
+    A cut replication link leaves 1 registered: the loss is judged."""
+    def run(link: str) -> list[str]:
+        history = last_member_wiped_while_the_other_is_down("crash", min_isr=1)
+        return [v.property for v in check_history([
+            {**e, "op": "net", "args": {"broker": 1, "link": link, "mode": "cut"}}
+            if e["type"] == "op" and e["op"] == "crash" else e for e in history], ELR)]
+    assert run("controller") == []
+    assert run("replication") == ["P-ACK", "P-ACK", "P-HWC"]
+
+
+def copies_gone_twice(second: str) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-002568's shape, with ELR: acknowledged with ISR {3, 2};
+    3 restarts with an empty disk, then 2 is SIGKILLed and restarts with its log (every copy went
+    down uncleanly or lost its disk: exposed). 2 comes back as the ISR with the high watermark it
+    had; then it goes down again (`second`: a disk-loss restart, or a clean restart) and the high
+    watermark reads 0."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(103, [103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(103, [103, 102], 1)
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(102, [102], 1)
+    b.op("restart", {"broker": 2, "lose": "none"})
+    b.see(102, [102], 1)
+    if second == "disk":
+        b.op("restart", {"broker": 2, "lose": "disk"})
+    else:
+        b.op("clean_restart", {"broker": 2})
+    b.see(102, [102], 0)
+    return b.history
+
+
+def test_with_elr_copies_gone_again_after_one_came_back_is_a_new_exposure_point() -> None:
+    """Once an observation shows a copy electable again (2 back in the ISR with its log), the next
+    time every copy is gone — 2 loses its disk — starts a new exposure point: the high watermark
+    may go back there (it was flagged: the first point had passed). A clean restart keeps the
+    copy: the decline is judged."""
+    assert [v.property for v in check_history(copies_gone_twice("disk"), ELR)] == []
+    assert [v.property for v in check_history(copies_gone_twice("clean"), ELR)] == ["P-HWC"]
+
+
+def min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(ms_between: int) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-002703's shape (ELR on, min.insync.replicas 1):
+    acknowledged with ISR {3, 1}; 3 pauses, `ms_between` later 1 shuts down cleanly and restarts;
+    the ISR is seen empty; 3 restarts with an empty disk and leads."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "replicas": [3, 1], "configs": {"min.insync.replicas": "1"}})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(103, [103, 101], 1, replicas=[103, 101])
+    b.op("pause", {"broker": 3})
+    b.op("tick", {"ms": ms_between})
+    b.op("clean_restart", {"broker": 1})
+    b.see(-1, [], None, replicas=[103, 101])
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("heal", {})
+    b.see(103, [103, 101], 0, replicas=[103, 101])
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_and_min_isr_1_a_member_shut_down_before_the_last_is_fenced_holds_no_copy() -> None:
+    """1's controlled shutdown while 3 may still be in the ISR leaves an ISR of one (not below
+    min.insync.replicas 1): 1 joins no ELR; 3, fenced, is the ELR and the last known leader, and
+    its disk-loss restart (an unclean registration) makes it, empty, the leader: nothing is
+    promised. Once 3 was surely fenced first, 1 was the last ISR member and went to the ELR with
+    its copy: the loss is judged."""
+    assert [v.property for v in check_history(min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(6000),
+                                              ELR)] == []
+    assert [v.property for v in check_history(min_isr_1_member_shut_down_before_the_paused_leader_is_fenced(11000),
+                                              ELR)] == ["P-ACK", "P-HWC"]
+
+
+def two_members_shrunk_between_views(seen_between: list[int] | None) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run af3c0495-w0-022063's shape (also 5331, 9044, 9045): acknowledged
+    with ISR {1, 3, 2}; the leader 1 shrinks the ISR to {1} (its followers stopped fetching); a
+    view sees it go from three to one, or (`seen_between`) an ISR in between. Then 1 crashes and 2
+    restarts with an empty disk; after the heal 2 leads an empty log."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(101, [101, 103, 102], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 103, 102], 1)
+    b.op("net", {"broker": 1, "link": "replication", "mode": "cut"})
+    if seen_between:
+        b.see(101, seen_between, 1)
+    b.see(101, [101], 1)
+    b.op("crash", {"broker": 1})
+    b.op("restart", {"broker": 2, "lose": "disk"})
+    b.see(-1, [], None)
+    b.op("heal", {})
+    b.see(102, [102, 103, 101], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_members_shrunk_between_two_views_may_have_left_without_an_elr_place() -> None:
+    """Kafka's leader removes followers as each passes replica.lag.time.max.ms
+    (`Partition.maybeShrinkIsr`), one AlterPartition per check: the first to go left an ISR still
+    at min.insync.replicas and joined no ELR (`PartitionChangeBuilder.maybePopulateTargetElr`,
+    4.1.1); only the removals that take the ISR below it add to the ELR. When one view shows
+    {1, 3, 2} and the next {1}, either of 3 and 2 may be the ELR's only member: 2 is, and its
+    disk is lost, 1 crashed — nothing is promised. When a view showed {1, 3} in between, 3 joined
+    the ELR with its copy: the loss is judged."""
+    assert [v.property for v in check_history(two_members_shrunk_between_views(None), ELR)] == []
+    assert [v.property for v in check_history(two_members_shrunk_between_views([101, 103]), ELR)] \
+        == ["P-ACK", "P-HWC"]
+
+
+def min_isr_1_killed_then_restarted(lose: str) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run 642b69eb-w0-010078's shape (ELR on, min.insync.replicas 1):
+    acknowledged with ISR {1, 2}; 2 pauses, 1 is SIGKILLed and restarted, the ISR is seen empty,
+    2 restarts losing `lose`; after the heal 2 leads an empty log."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t", "replicas": [1, 2], "configs": {"min.insync.replicas": "1"}})
+    b.see(101, [101, 102], 0, replicas=[101, 102])
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0], "values": ["a"]})
+    b.see(101, [101, 102], 1, replicas=[101, 102])
+    b.op("pause", {"broker": 2})
+    b.op("restart", {"broker": 1, "lose": "none"})
+    b.see(-1, [], None, replicas=[101, 102])
+    b.op("restart", {"broker": 2, "lose": lose})
+    b.op("heal", {})
+    b.see(102, [102, 101], 0, replicas=[101, 102])
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_and_min_isr_1_every_copy_killed_or_wiped_is_exposed() -> None:
+    """With ELR on the ISR may empty whatever min.insync.replicas is, so rule 3 holds with min ISR
+    1: 1 was SIGKILLed (its re-registration takes it out of the ISR and the ELR,
+    `ReplicationControlManager.handleBrokerShutdown`, 4.1.1) and 2 lost its disk — the
+    last-known-leader election may take the empty 2. With no disk lost the logs hold the records:
+    judged."""
+    assert [v.property for v in check_history(min_isr_1_killed_then_restarted("disk"), ELR)] == []
+    assert [v.property for v in check_history(min_isr_1_killed_then_restarted("none"), ELR)] == ["P-ACK", "P-HWC"]

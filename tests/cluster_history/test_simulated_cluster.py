@@ -84,3 +84,37 @@ def test_a_campaign_finds_the_deposed_controller_with_the_composite_and_not_with
     monkeypatch.setattr(black_box_faults, "DEPOSED_CONTROLLER_WEIGHT", 0)
     off = campaign(DEPOSED, 1001, 40)
     assert off.runs == 40 and not off.found
+
+
+class KillsRecorded(SimulatedCluster):
+    """The sound simulated cluster, noting every broker it SIGKILLs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.killed: list[int] = []
+
+    def crash(self, broker: int, lose: str = "none") -> None:
+        self.killed.append(broker)
+        super().crash(broker, lose)
+
+
+def test_a_controlled_shutdown_waiting_on_a_broker_cut_from_the_controller_is_not_killed() -> None:
+    """Broker 1's controller link is cut, then 2 is shut down cleanly (clean_restart). The
+    controller lets 2 stop only once every other active broker's metadata reached 2's
+    controlled-shutdown offset (`BrokerHeartbeatManager.calculateNextBrokerState`, 4.1.1): 1
+    counts as active until it is fenced, a session timeout (6 s) after its last heartbeat. The
+    real broker waits for that and stops cleanly well within kafka-cluster's 60 s terminate
+    timeout; the model killed it after 6 s — an unclean shutdown that takes it out of the ELR
+    (SimulatedCluster 4.1 run af3c0495-w0-017160 lost acknowledged records that way)."""
+    target = KillsRecorded()
+    target.open("4.1", {})
+    try:
+        target.execute("create_topic", {"topic": "t", "replicas": [2, 1, 3]})
+        epoch_before = target.cluster.controller.brokers[2].epoch
+        target.execute("net", {"broker": 1, "link": "controller", "mode": "cut"})
+        target.execute("clean_restart", {"broker": 2})
+        assert target.cluster.controller.brokers[2].epoch != epoch_before  # 2 did restart
+        assert target.cluster.controller.brokers[1].fenced  # what 2's shutdown waited for
+        assert target.killed == []
+    finally:
+        target.close()
