@@ -10,12 +10,12 @@ gains the rule's name (`Finding.known`); a run whose findings all match is recor
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from isrcheck.contract.history.controller_view import ControllerObservation
 from isrcheck.contract.operations.findings import DIVERGENCE, Finding
+from isrcheck.contract.operations.known_rule import KnownRule, partition_of
 
 
 @dataclass(frozen=True)
@@ -28,15 +28,6 @@ class DivergingStep:
     """The reference's observation before the step (the partitions and brokers in play)."""
     reference: dict[str, Any]
     target: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class KnownDivergence:
-    name: str
-    title: str
-    source: str
-    """Where Kafka decides it: class.method at the releases checked."""
-    matches: Callable[[Finding, DivergingStep], bool]
 
 
 def replication_factors(before: ControllerObservation, topic: str) -> dict[int, int]:
@@ -67,15 +58,14 @@ def factor_from_any_partition(finding: Finding, step: DivergingStep) -> bool:
         return False
     if finding.field == "error":
         return True
-    created = finding.evidence.get("partition")
-    if finding.field is None or not finding.field.startswith("partition.") or not isinstance(created, str):
+    created: tuple[str, int] | None = partition_of(finding.evidence.get("partition"))
+    if finding.field is None or not finding.field.startswith("partition.") or created is None:
         return False
-    name, _, index = created.rpartition("-")
-    return name == topic and index.isdigit() and int(index) >= len(factors)
+    return created[0] == topic and created[1] >= len(factors)
 
 
-KNOWN_DIVERGENCES: tuple[KnownDivergence, ...] = (
-    KnownDivergence(
+KNOWN_DIVERGENCES: tuple[KnownRule[DivergingStep], ...] = (
+    KnownRule(
         name="create-partitions-first-value-factor",
         title="CreatePartitions checks the new replica lists against the replication factor of the "
               "first value of a hash map (a hash-table slot's last key), not partition 0's",
@@ -91,7 +81,8 @@ def known_rule(finding: Finding, step: DivergingStep) -> str | None:
     """The name of the first rule that matches `finding` at `step`, or None (a finding)."""
     for rule in KNOWN_DIVERGENCES:
         if rule.matches(finding, step):
-            return rule.name
+            name: str = rule.name
+            return name
     return None
 
 

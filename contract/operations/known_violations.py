@@ -11,28 +11,10 @@ as `known`, and a campaign with nothing else exits 0 ("known divergences only").
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from isrcheck.contract.history.ground_truth import PROPOSAL_REPLACED_AT_EQUAL_EPOCH, ClusterObservation
 from isrcheck.contract.operations.findings import VIOLATION, Finding
-
-
-@dataclass(frozen=True)
-class KnownViolation:
-    name: str
-    title: str
-    source: str
-    """Where Kafka decides it: class.method at the releases checked."""
-    matches: Callable[[Finding, ClusterObservation], bool]
-
-
-def partition_of(name: object) -> tuple[str, int] | None:
-    """("t", 0) from a finding's "t-0"; None for anything else."""
-    if not isinstance(name, str):
-        return None
-    topic, _, index = name.rpartition("-")
-    return (topic, int(index)) if topic and index.isdigit() else None
+from isrcheck.contract.operations.known_rule import KnownRule, partition_of
 
 
 def stale_expansion_admitted(finding: Finding, observation: ClusterObservation) -> bool:
@@ -49,15 +31,16 @@ def stale_expansion_admitted(finding: Finding, observation: ClusterObservation) 
     partition epoch — is a finding."""
     if finding.kind != VIOLATION or finding.property != "P-HWV" or "member_leo" not in finding.evidence:
         return False
-    tp, member = partition_of(finding.evidence.get("partition")), finding.evidence.get("member")
+    tp: tuple[str, int] | None = partition_of(finding.evidence.get("partition"))
+    member = finding.evidence.get("member")
     if tp is None or not isinstance(member, int):
         return False
     entries = [a for a in observation.admissions if (a.topic, a.partition) == tp and a.broker == member]
     return bool(entries) and entries[-1].proposal == PROPOSAL_REPLACED_AT_EQUAL_EPOCH
 
 
-KNOWN_VIOLATIONS: tuple[KnownViolation, ...] = (
-    KnownViolation(
+KNOWN_VIOLATIONS: tuple[KnownRule[ClusterObservation], ...] = (
+    KnownRule(
         name="equal-epoch-stale-expansion",
         title="metadata of equal partition epoch replaces a leader's pending ISR expansion; the "
               "controller then accepts the stale expansion and admits a member below the HW",
