@@ -118,13 +118,17 @@ def test_the_cluster_in_containers_takes_every_fault_of_the_process_path() -> No
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
-def test_no_container_outlives_isrcheck(sig: signal.Signals) -> None:
+def test_no_container_outlives_isrcheck(sig: signal.Signals, tmp_path: Path) -> None:
     """Killed (or interrupted) while its controller container runs, isrcheck leaves nothing: the
-    session reaper removes what the process started."""
+    session reaper removes what the process started. Its output is kept to say, on a failure,
+    where an interrupted run was when it did not exit."""
     require(IMAGES["3.9"])
-    process = subprocess.Popen([sys.executable, "-m", "isrcheck", "run", "--adapter", "kafka-docker", "--kafka",
-                                "3.9.0", "--budget", "120", "--seed", "1"], cwd=REPO,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    output = tmp_path / "isrcheck.out"
+    with open(output, "wb") as sink:
+        process = subprocess.Popen([sys.executable, "-m", "isrcheck", "run", "--adapter", "kafka-docker", "--kafka",
+                                    "3.9.0", "--budget", "120", "--seed", "1"], cwd=REPO,
+                                   stdout=sink, stderr=subprocess.STDOUT,
+                                   env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 90
         while not containers_of(process.pid) and time.monotonic() < deadline:
@@ -132,7 +136,14 @@ def test_no_container_outlives_isrcheck(sig: signal.Signals) -> None:
         assert containers_of(process.pid), "no container was started"
         time.sleep(2)
         process.send_signal(sig)
-        process.wait(timeout=60)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to the output
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)
+            raise AssertionError(f"isrcheck did not exit 60 s after {sig.name}; its output:\n"
+                                 + output.read_text(errors="replace")[-4000:]) from None
         deadline = time.monotonic() + 60
         while containers_of(process.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
