@@ -75,8 +75,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     1. Every broker of the last observed non-empty ISR has lost its log directory (disk-loss
        restarts) since being observed in it.
 
-    2. A member loses it while every other member is
-       down (crashed, paused or shut down since it was observed in the ISR; `DOWN_OPS`). Fenced,
+    2. A member loses it while every other member is down (crashed, paused or shut down since it
+       was observed in the ISR; `DOWN_OPS`). Fenced,
        those others leave the ISR, often before any observation can show it, and the member with
        the empty log is what is left — the last in-sync replica, which the controller elects
        (`PartitionChangeBuilder` at 3.9.0: a clean election takes the ISR's live member): two
@@ -114,9 +114,9 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        a change of its own), and only those whose removal took the ISR below min ISR joined
        the ELR: at least min ISR less the ISR seen, any of them; exposed once that many of them
        and every other candidate are gone (run af3c0495-w0-022063). A paused (SIGSTOP) or cleanly
-       shut down member keeps its
-       registration, or registers with its previous broker epoch, and stays electable from the
-       ELR: a loss then is judged. So is one where no disk was lost: a SIGKILL keeps the log.
+       shut down member keeps its registration, or registers with its previous broker epoch, and
+       stays electable from the ELR: a loss then is judged. So is one where no disk was lost: a
+       SIGKILL keeps the log.
 
        The last known leader can also be an emptied broker through a dead incarnation's held
        heartbeat (run 54): a broker whose controller link is held restarts with an empty log; at
