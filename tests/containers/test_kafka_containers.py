@@ -24,6 +24,7 @@ import pytest
 from isrcheck.adapters.real_kafka.docker_engine import OWNER_LABEL
 
 from tests.docker_images import IMAGES, require
+from tests.sigint_default import restore_default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_KAFKA = REPO.parent / "shared" / "kafka"
@@ -128,7 +129,8 @@ def test_no_container_outlives_isrcheck(sig: signal.Signals, tmp_path: Path) -> 
         process = subprocess.Popen([sys.executable, "-m", "isrcheck", "run", "--adapter", "kafka-docker", "--kafka",
                                     "3.9.0", "--budget", "120", "--seed", "1"], cwd=REPO,
                                    stdout=sink, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                                   env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+                                   preexec_fn=restore_default_sigint)
     try:
         deadline = time.monotonic() + 90
         while not containers_of(process.pid) and time.monotonic() < deadline:

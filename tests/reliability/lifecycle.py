@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.marked_processes import marked_processes
+from tests.sigint_default import restore_default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 MARK = "ISRCHECK_KILL_TEST"
@@ -54,15 +54,6 @@ def parent_of(pid: int) -> int | None:
         return None
 
 
-def _default_sigint() -> None:
-    """In the child, before exec: SIGINT back to its default. An ignored SIGINT is inherited
-    across exec, and Python then installs no KeyboardInterrupt handler, so a test sending SIGINT
-    judged whatever the test process had inherited or set: a pytest worker in which an earlier
-    test left SIGINT ignored made `test_kills[INT]` fail (the newcomer check, reproduced by
-    running it from a process that ignores SIGINT)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @dataclass
 class Marked:
     """One isrcheck invocation and everything it started."""
@@ -79,7 +70,7 @@ class Marked:
         env = {**os.environ, MARK: mark, "TMPDIR": str(tmpdir),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         process = subprocess.Popen([sys.executable, "-m", "isrcheck", *args], env=env, cwd=tmp_path,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=restore_default_sigint)
         return cls(process, mark, tmpdir)
 
     def alive(self) -> dict[int, str]:
