@@ -442,6 +442,11 @@ class RealKafkaCluster:
         if node.handle is not None:
             node.handle.pause()
 
+    def paused(self, name: str) -> bool:
+        """Whether this cluster paused the node and has not resumed it (`pause`, `resume`)."""
+        handle = self.nodes[name].handle if name in self.nodes else None
+        return handle is not None and handle.paused
+
     def resume(self, name: str) -> None:
         node = self.nodes[name]
         if node.handle is not None:

@@ -32,7 +32,7 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
 * observation — `observe("partition", {topic, partition})` → exists, leader, isr, replicas,
   leader_epoch (Metadata v7+), brokers (the unfenced brokers listed in the same Metadata answer),
   metadata_after_s (seconds from the call to that answer), hw (ListOffsets latest, asked after
-  the Metadata: the consumer-visible high watermark; a paused leader makes it wait its timeout);
+  the Metadata: the consumer-visible high watermark; None, unasked, with no leader or a paused one);
   `observe("replica_logs", {topic, partition})` → {replicas: {"<node id>": [[offset, leader_epoch,
   key, value], ...]}}: every broker's log of the partition, read from the segment files in its
   log directory (`segment_files`: why the files), for P-LOG after the heal.
@@ -610,7 +610,7 @@ class KafkaClusterTarget(Target):
                             "leader_epoch": int(p["leader_epoch"]), "metadata_after_s": answered}
                     if "brokers" in metadata:
                         view["brokers"] = sorted(int(b["node_id"]) for b in metadata["brokers"])
-                    view["hw"] = self.high_watermark(topic, partition)  # after: the leader may take its timeout
+                    view["hw"] = self.leader_high_watermark(topic, partition, int(p["leader_id"]))
                     return view
         return {"exists": False, "metadata_after_s": answered}
 
@@ -635,6 +635,16 @@ class KafkaClusterTarget(Target):
         if call is None or manager is None:
             return {"topics": self.admin.describe_topics([] if topic is None else [topic])}
         return dict(manager.run(call, [] if topic is None else [topic]))
+
+    def leader_high_watermark(self, topic: str, partition: int, leader: int) -> int | None:
+        """The high watermark the partition's leader answers, asked after the Metadata — or None at
+        once when nothing can answer: no leader (-1: ListOffsets needs one, and the client would
+        wait its request timeout for a leader to appear) or a leader this cluster paused (SIGSTOP:
+        the kernel accepts the request, no one reads it). Either way the answer would have been
+        None after the 6 s timeout, which was a third of a run's history in runs with a pause."""
+        if leader < 0 or (self.cluster is not None and self.cluster.paused(f"broker-{leader - 100}")):
+            return None
+        return self.high_watermark(topic, partition)
 
     def high_watermark(self, topic: str, partition: int) -> int | None:
         """ListOffsets(latest) from the leader: the high watermark a consumer sees, or None when

@@ -44,6 +44,9 @@ class NodeStartError(RuntimeError):
 class NodeHandle(Protocol):
     """One started node: a process group or a container."""
 
+    paused: bool
+    """Stopped by `pause` (SIGSTOP, `docker pause`) and not resumed since."""
+
     def alive(self) -> bool: ...
 
     def kill(self) -> None:

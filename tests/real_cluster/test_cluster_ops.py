@@ -39,3 +39,35 @@ def test_kafka_defaults_leave_the_timing_keys_to_the_release() -> None:
     assert set(KAFKA_DEFAULT_TIMINGS) <= set(tuned)
     assert not set(KAFKA_DEFAULT_TIMINGS) & set(shipped)
     assert {k: v for k, v in tuned.items() if k not in KAFKA_DEFAULT_TIMINGS} == shipped
+
+
+class PausedBrokers:
+    """Just what `leader_high_watermark` asks of a cluster: which nodes it paused."""
+
+    def __init__(self, *paused: str) -> None:
+        self.names = set(paused)
+
+    def paused(self, name: str) -> bool:
+        return name in self.names
+
+
+@pytest.mark.parametrize(("leader", "paused", "asked"), [
+    (102, (), True),                 # a running leader answers ListOffsets
+    (102, ("broker-2",), False),     # SIGSTOPped: the request would wait its 6 s timeout for nothing
+    (102, ("broker-1",), True),      # another broker paused: the leader still answers
+    (-1, (), False),                 # no leader: ListOffsets has no one to go to
+])
+def test_the_high_watermark_is_asked_only_of_a_leader_that_can_answer(
+        leader: int, paused: tuple[str, ...], asked: bool) -> None:
+    target = KafkaClusterTarget({})
+    target.cluster = PausedBrokers(*paused)  # type: ignore[assignment]
+    calls: list[tuple[str, int]] = []
+
+    def list_offsets(topic: str, partition: int) -> int:
+        calls.append((topic, partition))
+        return 7
+
+    target.high_watermark = list_offsets  # type: ignore[method-assign]
+    hw = target.leader_high_watermark("t", 0, leader)
+    assert calls == ([("t", 0)] if asked else [])
+    assert hw == (7 if asked else None)
