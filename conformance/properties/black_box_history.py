@@ -20,6 +20,10 @@ from typing import Any
 
 DOWN_OPS = {"crash", "pause", "shutdown"}
 UP_OPS = {"restart", "resume", "clean_restart", "heal"}
+KILLED_AS = {"shutdown": "crash", "clean_restart": "restart"}
+"""What a clean shutdown or restart was when its result says `killed`: the broker had not stopped
+within the terminate timeout and was SIGKILLed (kafka-cluster's `ClusterProcesses.terminate`,
+60 s; the simulated cluster waits as long)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,24 @@ class HistoryConfig:
     @staticmethod
     def from_json(data: dict[str, Any]) -> HistoryConfig:
         return HistoryConfig(**{k: int(v) for k, v in data.items() if k in HistoryConfig.__dataclass_fields__})
+
+
+def judged_op(entry: dict[str, Any]) -> str:
+    """The operation an op entry performed, as the exposure rules read it: a shutdown or a clean
+    restart whose result says `killed` is a crash or a (SIGKILL) restart. Its controlled shutdown
+    never completed — a broker waits up to 5 minutes for the controller's approval
+    (`BrokerServer.shutdown`, 4.1.1), so it is killed before `LogManager.shutdown` writes the
+    clean-shutdown file with its broker epoch; restarted, it reads none
+    (`LogManager.readBrokerEpochFromCleanShutdownFiles`) and registers with PreviousBrokerEpoch
+    -1, which `ClusterControlManager.registerBroker` takes for an unclean shutdown (the stored
+    epoch differs): `ReplicationControlManager.handleBrokerShutdown` then takes it out of the ISR
+    and the ELR (4.1.1). A history that called it clean kept a copy electable that Kafka had
+    dropped (SimulatedCluster 4.1 run 9ca63220-w0-014410: broker 1's controller link held, its
+    clean restart killed, and the emptied last known leader elected)."""
+    op, result = str(entry["op"]), entry.get("result")
+    if op in KILLED_AS and isinstance(result, dict) and result.get("killed") is True:
+        return KILLED_AS[op]
+    return op
 
 
 def ops(history: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,7 +118,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        the ISR or the ELR — the last observed ISR of at least min.insync.replicas members and
        every member of the ISRs observed since (a member that leaves an ISR below it moves to the
        ELR, `maybePopulateTargetElr`) — has shut down uncleanly (crashed, or restarted: both are a
-       SIGKILL) or lost its log directory since it was last observed in an ISR, and at least one
+       SIGKILL, as is a clean shutdown killed for hanging, `judged_op`) or lost its log directory
+       since it was last observed in an ISR, and at least one
        lost it. KIP-966 keeps no promise past that: a SIGKILLed broker finds no clean-shutdown
        file (`LogManager.readBrokerEpochFromCleanShutdownFiles`, passed by `BrokerServer
        .startup`), registers with PreviousBrokerEpoch -1, and `ClusterControlManager
@@ -275,7 +298,7 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
             if not copies_gone(partition):
                 all_gone.discard(partition)  # a copy is back: the next time all are gone is a new point
         elif e["type"] == "op":
-            op, args = e["op"], e["args"]
+            op, args = judged_op(e), e["args"]
             if op == "net" and args.get("link") == "controller":
                 (isolated.add if args.get("mode") in ("cut", "hold") else isolated.discard)(broker_id(args))
             if op == "heal":
