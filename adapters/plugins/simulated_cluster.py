@@ -55,7 +55,7 @@ BROKER_CONFIG = BrokerConfig(replica_lag_time_max_ms=3000, broker_heartbeat_inte
 WAIT_STEP_MS = 100
 TERMINATE_TIMEOUT_MS = 60000
 """How long kafka-cluster lets a SIGTERMed broker shut down before it SIGKILLs it
-(`ClusterProcesses.terminate`, timeout_s 60)."""
+(`RealKafkaCluster.terminate`, timeout_s 60)."""
 
 
 class SimulatedCluster(Target):

@@ -22,7 +22,7 @@ DOWN_OPS = {"crash", "pause", "shutdown"}
 UP_OPS = {"restart", "resume", "clean_restart", "heal"}
 KILLED_AS = {"shutdown": "crash", "clean_restart": "restart"}
 """What a clean shutdown or restart was when its result says `killed`: the broker had not stopped
-within the terminate timeout and was SIGKILLed (kafka-cluster's `ClusterProcesses.terminate`,
+within the terminate timeout and was SIGKILLed (kafka-cluster's `RealKafkaCluster.terminate`,
 60 s; the simulated cluster waits as long)."""
 
 
