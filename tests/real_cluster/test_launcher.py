@@ -241,12 +241,14 @@ def test_the_adapter_starts_its_cluster_on_another_block_when_one_is_taken(
 
 
 START_DEAF_TO_SIGTERM = """#!/bin/sh
-echo "[$(date)] INFO [KafkaRaftServer nodeId=0] Kafka Server started" >> "$LOG_DIR/server.log"
 if [ -e "$(dirname "$0")/../deaf" ]; then trap '' TERM; fi
+echo "[$(date)] INFO [KafkaRaftServer nodeId=0] Kafka Server started" >> "$LOG_DIR/server.log"
 exec sleep 600
 """
 """A node that, while the file `deaf` is in its home, ignores SIGTERM — as a broker whose
-controlled shutdown waits for an approval that never comes (its controller link cut or held)."""
+controlled shutdown waits for an approval that never comes (its controller link cut or held).
+It ignores it before it says it started: a SIGTERM sent once it did finds it deaf (the full
+suite under load had sent one between the two lines)."""
 
 
 def test_a_terminate_that_times_out_kills_and_says_so(fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
