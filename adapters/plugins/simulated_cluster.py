@@ -55,7 +55,7 @@ BROKER_CONFIG = BrokerConfig(replica_lag_time_max_ms=3000, broker_heartbeat_inte
 WAIT_STEP_MS = 100
 TERMINATE_TIMEOUT_MS = 60000
 """How long kafka-cluster lets a SIGTERMed broker shut down before it SIGKILLs it
-(`ClusterProcesses.terminate`, timeout_s 60)."""
+(`RealKafkaCluster.terminate`, timeout_s 60)."""
 
 
 class SimulatedCluster(Target):
@@ -127,9 +127,11 @@ class SimulatedCluster(Target):
                     cluster.disks[broker] = type(cluster.disks[broker])()
                 self.start(broker)
             case "clean_restart" | "shutdown":
-                self.shut_down(broker)
+                killed = self.shut_down(broker)
                 if op == "clean_restart":
                     self.start(broker)
+                cluster.settle()
+                return {"killed": True} if killed else {}
             case "pause":
                 self.paused_from.setdefault(broker, cluster.network.next_id)
                 self.hold("pause", broker, [Selector(None, broker, None), Selector(None, None, broker)])
@@ -194,8 +196,9 @@ class SimulatedCluster(Target):
         self.cluster.start_broker(broker)
         self.cluster.wait_unfenced([broker], 2 * SESSION_TIMEOUT_MS)
 
-    def shut_down(self, broker: int) -> None:
-        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped). A paused
+    def shut_down(self, broker: int) -> bool:
+        """A controlled shutdown, waited for as a SIGTERM'd broker is (then it is stopped); whether
+        it had to be killed (the operation's result says `killed`, as kafka-cluster's does). A paused
         broker is resumed first, as `kafka-cluster` does (`ProcessNode.terminate`: SIGCONT, then
         SIGTERM): it shuts down cleanly, not killed for hanging. It is killed only when it has not
         stopped within kafka-cluster's terminate timeout (60 s; the broker itself waits up to 5
@@ -205,14 +208,19 @@ class SimulatedCluster(Target):
         .calculateNextBrokerState`, lowestActiveOffset), and a broker whose controller link is cut
         counts as active until it is fenced. The model waited 6 s and killed such a broker: an
         unclean shutdown where the real broker shuts down cleanly and keeps its ELR place
-        (SimulatedCluster 4.1 run af3c0495-w0-017160 lost records that way)."""
+        (SimulatedCluster 4.1 run af3c0495-w0-017160 lost records that way). A broker whose own
+        controller link is cut or held never gets that approval: it is killed, an unclean shutdown
+        the judge must know of (run 9ca63220-w0-014410: killed so, broker 1 left the ELR at its
+        re-registration and the emptied last known leader was elected)."""
         cluster = self.cluster
         if not cluster.alive(broker):
-            return
+            return False
         self.resume(broker)
         cluster.controlled_shutdown(broker)
-        if not self.wait(TERMINATE_TIMEOUT_MS, lambda: not cluster.alive(broker)):
-            self.crash(broker)  # the shutdown never completed (its controller link is cut): killed
+        if self.wait(TERMINATE_TIMEOUT_MS, lambda: not cluster.alive(broker)):
+            return False
+        self.crash(broker)  # the shutdown never completed (its controller link is cut): killed
+        return True
 
     def crash(self, broker: int, lose: str = "none") -> None:
         """SIGKILL (and, for a restart, the disk it loses): the incarnation dies."""

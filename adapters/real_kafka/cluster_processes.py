@@ -429,12 +429,17 @@ class RealKafkaCluster:
             node.handle.kill()
         node.handle = None
 
-    def terminate(self, name: str, timeout_s: float = 60.0) -> None:
-        """SIGTERM: a clean shutdown (controlled shutdown for a broker); SIGKILL if it hangs."""
+    def terminate(self, name: str, timeout_s: float = 60.0) -> bool:
+        """SIGTERM: a clean shutdown (controlled shutdown for a broker); SIGKILL if it hangs.
+        Whether it was killed: a broker whose controller link is cut or held never gets the
+        controller's approval and waits for it up to 5 minutes (`BrokerServer.shutdown`, 4.1.1),
+        so it is killed before it writes its clean-shutdown file — an unclean shutdown, which
+        takes it out of the ELR at its next registration (`ClusterControlManager.registerBroker`
+        → `ReplicationControlManager.handleBrokerShutdown`)."""
         node = self.nodes[name]
-        if node.handle is not None:
-            node.handle.terminate(timeout_s)
+        killed = node.handle.terminate(timeout_s) if node.handle is not None else False
         node.handle = None
+        return killed
 
     def pause(self, name: str) -> None:
         """SIGSTOP (a GC pause / frozen VM); `docker pause` for a container."""

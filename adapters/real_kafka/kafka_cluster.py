@@ -12,7 +12,8 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   `consume` {topic} → {records: {"partition": {"offset": value}}};
 * nemesis — `crash` {broker} (SIGKILL, stays down); `restart` {broker, lose: none|disk} (start a
   down broker; `disk` empties and reformats its log directory first: disk loss); `clean_restart`
-  {broker} (SIGTERM = controlled shutdown, then start); `pause`/`resume` {broker} (SIGSTOP/SIGCONT);
+  {broker} (SIGTERM = controlled shutdown, then start; → {killed: true} when the broker had not
+  stopped within 60 s and was SIGKILLed, an unclean shutdown to Kafka); `pause`/`resume` {broker} (SIGSTOP/SIGCONT);
   `fail_over_controller` {} (SIGKILL the controller, restart it: with 3 the quorum elects another);
   `net` {broker, link: replication|controller, mode: cut|delay|hold|pass, ms} (the broker's
   replication listener, or its links to the controllers); `hold_alter_partition` {broker}
@@ -21,7 +22,8 @@ Operations (`execute`; broker numbers are 1..n, node ids 101..100+n):
   {broker, api, timeout_ms} → {held}; `hold_follower`/`release_follower` {broker, follower} (the
   follower's replication fetches to leader `broker` stall at the leader's replication proxy, both
   directions; the follower still heartbeats, so it stays registered and unfenced: a slow or
-  partitioned replication path, not a stopped broker); `shutdown` {broker} (SIGTERM, stays down);
+  partitioned replication path, not a stopped broker); `shutdown` {broker} (SIGTERM, stays down;
+  `killed` as for `clean_restart`);
   `wait_isr` {topic, isr: [b, ...] | without: [b, ...], timeout_ms} → {reached} (wall time passes until
   the ISR is exactly `isr`, or holds none of `without`);
   `tick` {ms} (wall time passes), or {align: NAME, period_ms, at_ms} (until `at_ms` past a multiple
@@ -371,8 +373,9 @@ class KafkaClusterTarget(Target):
                     cluster.kill(broker)
                 cluster.restart(broker, wipe=args.get("lose") == "disk")
             case "clean_restart":
-                cluster.terminate(broker)
+                killed = cluster.terminate(broker)
                 cluster.restart(broker)
+                return {"killed": True} if killed else {}
             case "pause":
                 cluster.pause(broker)
             case "resume":
@@ -399,7 +402,7 @@ class KafkaClusterTarget(Target):
                 else:
                     proxy.release_client(prefix)
             case "shutdown":
-                cluster.terminate(broker)
+                return {"killed": True} if cluster.terminate(broker) else {}
             case "wait_held":
                 deadline = time.monotonic() + int(args.get("timeout_ms", 10000)) / 1000
                 proxies = self.controller_proxies(int(args["broker"]))

@@ -13,7 +13,7 @@ removed the same way. What differs is how a node is signalled:
 | fault | process | container |
 |---|---|---|
 | crash | SIGKILL to its process group | `docker kill` (SIGKILL) |
-| clean shutdown | SIGTERM | `docker stop` (SIGTERM, SIGKILL after the timeout) |
+| clean shutdown | SIGTERM (SIGKILL after the timeout: `killed`) | `docker stop` (SIGTERM, SIGKILL after the timeout) |
 | pause / resume | SIGSTOP / SIGCONT to the group | `docker pause` / `unpause` (cgroup freezer) |
 
 Host networking needs a Linux engine (Docker Engine, or Docker Desktop 4.34+ with host
@@ -53,8 +53,10 @@ class NodeHandle(Protocol):
         """SIGKILL (a crash), and wait until it is gone."""
         ...
 
-    def terminate(self, timeout_s: float) -> None:
-        """SIGTERM (a clean shutdown); SIGKILL when it has not ended within `timeout_s`."""
+    def terminate(self, timeout_s: float) -> bool:
+        """SIGTERM (a clean shutdown); SIGKILL when it has not ended within `timeout_s`. Whether
+        it was killed so: its shutdown did not complete, which Kafka takes for an unclean one (a
+        broker writes its clean-shutdown file last, `LogManager.shutdown`, 4.1.1)."""
         ...
 
     def pause(self) -> None: ...
@@ -110,15 +112,17 @@ class ProcessNode:
             self.process.wait(timeout=15)
         self.paused = False
 
-    def terminate(self, timeout_s: float) -> None:
+    def terminate(self, timeout_s: float) -> bool:
         if not self.alive():
-            return
+            return False
         self.resume()
         os.kill(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             self.kill()
+            return True
+        return False
 
     def pause(self) -> None:
         if self.alive() and not self.paused:
@@ -196,13 +200,26 @@ class ContainerNode:
         self._wait_gone(15)
         self.paused = False
 
-    def terminate(self, timeout_s: float) -> None:
+    def terminate(self, timeout_s: float) -> bool:
+        """`docker stop`: SIGTERM, SIGKILL after the timeout — killed so when the container's exit
+        code is 137 (128 + SIGKILL; the JVM ending on SIGTERM exits 143)."""
         if not self.alive():
-            return
+            return False
         self.resume()
         with contextlib.suppress(Exception):
             self.container.stop(timeout=int(max(1, timeout_s)))
+        killed = self.exit_code() == 137
         self._wait_gone(10)
+        return killed
+
+    def exit_code(self) -> int | None:
+        """The stopped container's exit code (None when it is gone or still running)."""
+        try:
+            self.container.reload()
+            state = self.container.attrs["State"]
+        except Exception:  # removed: the reaper or a kill got there first
+            return None
+        return None if state.get("Running") else int(state.get("ExitCode", -1))
 
     def pause(self) -> None:
         if self.alive() and not self.paused:

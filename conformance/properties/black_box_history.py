@@ -20,6 +20,10 @@ from typing import Any
 
 DOWN_OPS = {"crash", "pause", "shutdown"}
 UP_OPS = {"restart", "resume", "clean_restart", "heal"}
+KILLED_AS = {"shutdown": "crash", "clean_restart": "restart"}
+"""What a clean shutdown or restart was when its result says `killed`: the broker had not stopped
+within the terminate timeout and was SIGKILLed (kafka-cluster's `RealKafkaCluster.terminate`,
+60 s; the simulated cluster waits as long)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,24 @@ class HistoryConfig:
     @staticmethod
     def from_json(data: dict[str, Any]) -> HistoryConfig:
         return HistoryConfig(**{k: int(v) for k, v in data.items() if k in HistoryConfig.__dataclass_fields__})
+
+
+def judged_op(entry: dict[str, Any]) -> str:
+    """The operation an op entry performed, as the exposure rules read it: a shutdown or a clean
+    restart whose result says `killed` is a crash or a (SIGKILL) restart. Its controlled shutdown
+    never completed — a broker waits up to 5 minutes for the controller's approval
+    (`BrokerServer.shutdown`, 4.1.1), so it is killed before `LogManager.shutdown` writes the
+    clean-shutdown file with its broker epoch; restarted, it reads none
+    (`LogManager.readBrokerEpochFromCleanShutdownFiles`) and registers with PreviousBrokerEpoch
+    -1, which `ClusterControlManager.registerBroker` takes for an unclean shutdown (the stored
+    epoch differs): `ReplicationControlManager.handleBrokerShutdown` then takes it out of the ISR
+    and the ELR (4.1.1). A history that called it clean kept a copy electable that Kafka had
+    dropped (SimulatedCluster 4.1 run 9ca63220-w0-014410: broker 1's controller link held, its
+    clean restart killed, and the emptied last known leader elected)."""
+    op, result = str(entry["op"]), entry.get("result")
+    if op in KILLED_AS and isinstance(result, dict) and result.get("killed") is True:
+        return KILLED_AS[op]
+    return op
 
 
 def ops(history: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,7 +118,8 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
        the ISR or the ELR — the last observed ISR of at least min.insync.replicas members and
        every member of the ISRs observed since (a member that leaves an ISR below it moves to the
        ELR, `maybePopulateTargetElr`) — has shut down uncleanly (crashed, or restarted: both are a
-       SIGKILL) or lost its log directory since it was last observed in an ISR, and at least one
+       SIGKILL, as is a clean shutdown killed for hanging, `judged_op`) or lost its log directory
+       since it was last observed in an ISR, and at least one
        lost it. KIP-966 keeps no promise past that: a SIGKILLed broker finds no clean-shutdown
        file (`LogManager.readBrokerEpochFromCleanShutdownFiles`, passed by `BrokerServer
        .startup`), registers with PreviousBrokerEpoch -1, and `ClusterControlManager
@@ -144,78 +167,230 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
     broker reassigned the partition to its new, empty directory (`ReplicaManager
     .maybeUpdateTopicAssignment` → AssignReplicasToDirs). Offline, or led by the empty replica:
     either is Kafka's answer once every in-sync copy is gone."""
-    points: dict[str, list[int]] = {}
-    last_isr: dict[str, set[int]] = {}
-    electable: dict[str, set[int]] = {}
-    """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
-    optional: dict[str, set[int]] = {}
-    needed: dict[str, int] = {}
-    """With ELR in play, after an ISR seen at or above min.insync.replicas is next seen below it:
-    the members gone between the two views, of which only `needed` surely joined the ELR (rule 3)."""
-    wiped: set[int] = set()
-    unclean: set[int] = set()
-    """SIGKILLed (crashed or restarted) since last observed in an ISR."""
-    down: set[int] = set()
-    paused: set[int] = set()
-    all_gone: set[str] = set()
-    """Partitions whose rule-3 condition holds (a point is where it starts to)."""
-    leaving: dict[str, dict[int, int]] = {}
-    """Per partition, members gone down cleanly (paused, shut down) while the rest of the last ISR
-    still made min.insync.replicas, with the ms ticked since (rule 3)."""
-    left: dict[str, set[int]] = {}
-    """Per partition, such members past the session timeout, still down: out of the ISR, not in
-    the ELR (an observation may still list one, a moment before the controller fences it)."""
-    isolated: set[int] = set()
-    """Brokers whose controller link is cut or held (rule 2): fenced one session timeout later."""
-    shut_out: dict[str, set[int]] = {}
-    """Without ELR in play (rule 2): per partition, members that left its ISR by a controlled
-    shutdown while other members may have remained in it, not yet seen back in it."""
-    down_ms: dict[int, int] = {}
-    """Per broker down (crashed, paused, shut down), the ms ticked since it went down."""
+    tracker = ExposureTracker(history, config)
+    for e in history:
+        if e["type"] == "observe" and e["view"].get("exists"):
+            tracker.observed(e["partition"], set(e["view"].get("isr", [])))
+        elif e["type"] == "op":
+            tracker.operated(e)
+    return tracker.points
 
-    def min_isr(partition: str) -> int:
-        return topic_min_isr(history, partition.rsplit("-", 1)[0], config)
 
-    def elr_in_play(partition: str) -> bool:
-        return bool(config.elr) and min_isr(partition) >= 2
+class ExposureTracker:
+    """What `exposure_points` knows of the cluster at one point of a history, and the points found
+    so far: one method per kind of event (an observation, a tick, a heal, a broker going down,
+    resumed, coming back, any other operation naming a broker), each doing what the rules above
+    say that event does, in the order they say it."""
 
-    def note_leaving(op: str, args: dict[str, Any]) -> None:
-        """A member that goes down cleanly while the rest of the ISR still makes min.insync.replicas
-        is fenced one session timeout later and leaves the ISR without joining the ELR
-        (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless another
-        member left first, which an observation may not show: then it stays a candidate."""
+    def __init__(self, history: list[dict[str, Any]], config: HistoryConfig) -> None:
+        self.history = history
+        self.config = config
+        self.points: dict[str, list[int]] = {}
+        """Per partition, the history indices where its records stop being protected."""
+        self.min_isr_of: dict[str, int] = {}
+        """Per partition, its topic's min.insync.replicas (`topic_min_isr`, read once)."""
+
+        # What is down (rules 2 and 3).
+        self.down: set[int] = set()
+        """Crashed or shut down, not restarted since."""
+        self.paused: set[int] = set()
+        """SIGSTOPped, not resumed (nor restarted) since."""
+        self.down_ms: dict[int, int] = {}
+        """Per broker down (crashed, paused, shut down), the ms ticked since it went down."""
+        self.isolated: set[int] = set()
+        """Brokers whose controller link is cut or held (rule 2): fenced one session timeout later."""
+
+        # Whose copy may be gone (rules 1 to 3).
+        self.wiped: set[int] = set()
+        """Restarted with an empty log directory since last observed in an ISR."""
+        self.unclean: set[int] = set()
+        """SIGKILLed (crashed or restarted) since last observed in an ISR."""
+
+        # The ISRs seen (rules 1 to 3).
+        self.last_isr: dict[str, set[int]] = {}
+        """Per partition, the last non-empty ISR observed."""
+        self.electable: dict[str, set[int]] = {}
+        """With ELR in play: the replicas that may be in the ISR or the ELR (rule 3)."""
+        self.optional: dict[str, set[int]] = {}
+        self.needed: dict[str, int] = {}
+        """With ELR in play, after an ISR seen at or above min.insync.replicas is next seen below
+        it: the members gone between the two views (`optional`), of which only `needed` surely
+        joined the ELR (rule 3)."""
+        self.all_gone: set[str] = set()
+        """Partitions whose rule-3 condition holds (a point is where it starts to)."""
+
+        # Members that left an ISR without joining the ELR (rules 2 and 3).
+        self.leaving: dict[str, dict[int, int]] = {}
+        """Per partition, members gone down cleanly (paused, shut down) while the rest of the last
+        ISR still made min.insync.replicas, with the ms ticked since (rule 3)."""
+        self.left: dict[str, set[int]] = {}
+        """Per partition, such members past the session timeout, still down: out of the ISR, not in
+        the ELR (an observation may still list one, a moment before the controller fences it)."""
+        self.shut_out: dict[str, set[int]] = {}
+        """Without ELR in play (rule 2): per partition, members that left its ISR by a controlled
+        shutdown while other members may have remained in it, not yet seen back in it."""
+
+    # ------------------------------------------------------------------ the topic's settings
+
+    def min_isr(self, partition: str) -> int:
+        if partition not in self.min_isr_of:
+            self.min_isr_of[partition] = topic_min_isr(self.history, partition.rsplit("-", 1)[0], self.config)
+        return self.min_isr_of[partition]
+
+    def elr_in_play(self, partition: str) -> bool:
+        """Rule 3 applies, not rules 1 and 2: ELR on and min.insync.replicas at least 2."""
+        return bool(self.config.elr) and self.min_isr(partition) >= 2
+
+    # ------------------------------------------------------------------ events
+
+    def observed(self, partition: str, isr: set[int]) -> None:
+        """A view of the partition (rules 1 to 3). A broker seen in the ISR holds a copy again (as
+        far as anyone can see): no longer wiped, shut out, or SIGKILLed — unless it is down, still
+        listed a moment before it is fenced. A non-empty ISR is the last one (an empty one is not,
+        see above); rule 3's candidates follow it: an ISR at or above min.insync.replicas is all
+        of them, one below it adds its members to those already candidates, and after one at or
+        above it the members gone between the two views are `optional`, `needed` of them surely
+        in the ELR. A copy back ends a rule-3 exposure: the next time all are gone is a new
+        point."""
+        self.wiped -= isr
+        self.shut_out[partition] = self.shut_out.get(partition, set()) - isr
+        self.unclean -= isr - self.down
+        if isr:
+            before, known = self.last_isr.get(partition, set()), self.electable.get(partition, set())
+            self.last_isr[partition] = isr
+            at_least_min = len(isr) >= self.min_isr(partition)
+            if at_least_min:
+                self.optional[partition], self.needed[partition] = set(), 0
+            elif len(before) >= self.min_isr(partition):
+                gone_between = (before - isr) & known  # which left first is not seen
+                self.optional[partition] = gone_between
+                self.needed[partition] = self.min_isr(partition) - len(isr)
+                known = known - gone_between
+            self.electable[partition] = (isr if at_least_min else known | isr) - self.left.get(partition, set())
+        if not self.copies_gone(partition):
+            self.all_gone.discard(partition)
+
+    def operated(self, entry: dict[str, Any]) -> None:
+        """An operation, as the rules read it (`judged_op`: a killed shutdown is a crash), then
+        rule 3's check: where every copy is gone, a point."""
+        op, args = judged_op(entry), entry["args"]
         if op == "tick":
-            for down_broker in down_ms:
-                down_ms[down_broker] += int(args.get("ms", 0))
-            for partition, pending in leaving.items():
-                for broker in list(pending):
-                    pending[broker] += int(args.get("ms", 0))
-                    if pending[broker] >= config.session_timeout_ms:
-                        electable.get(partition, set()).discard(broker)
-                        optional.get(partition, set()).discard(broker)
-                        left.setdefault(partition, set()).add(broker)
-                        del pending[broker]
-            return
-        if op == "heal":
-            left.clear()
-        if op == "heal" or "broker" not in args:
-            return
-        broker = broker_id(args)
-        for partition, pending in leaving.items():
-            pending.pop(broker, None)
-            left.get(partition, set()).discard(broker)
-            if broker in last_isr.get(partition, set()):
-                pending.clear()  # another member may leave first: the order is unknown
-        if op in ("shutdown", "clean_restart"):
-            leave_by_controlled_shutdown(broker)
-        if op in ("pause", "shutdown"):
-            for partition, isr in last_isr.items():
-                rest = isr - {broker}
-                if (broker in isr and elr_in_play(partition) and len(rest) >= min_isr(partition)
-                        and not rest & (down | paused | unclean | wiped)):
-                    leaving.setdefault(partition, {})[broker] = 0
+            self.ticked(int(args.get("ms", 0)))
+        elif op == "heal":
+            self.healed()
+        elif op in DOWN_OPS:
+            self.went_down(op, args)
+        elif op == "resume":
+            self.resumed(args)
+        elif op in UP_OPS:
+            self.came_up(op, args, entry["i"])
+        else:
+            self.acted_on(op, args)
+        self.mark_copies_gone(entry["i"])
 
-    def leave_by_controlled_shutdown(broker: int) -> None:
+    def ticked(self, ms: int) -> None:
+        """Time passes (rules 2 and 3): a member leaving cleanly (`leaving`) is fenced once past
+        the session timeout and left the ISR without joining the ELR — no longer a candidate."""
+        for down_broker in self.down_ms:
+            self.down_ms[down_broker] += ms
+        for partition, pending in self.leaving.items():
+            for broker in list(pending):
+                pending[broker] += ms
+                if pending[broker] >= self.config.session_timeout_ms:
+                    self.electable.get(partition, set()).discard(broker)
+                    self.optional.get(partition, set()).discard(broker)
+                    self.left.setdefault(partition, set()).add(broker)
+                    del pending[broker]
+
+    def healed(self) -> None:
+        """Every fault ends: nothing is down, paused, cut off or shut out any more (rule 2), and no
+        member is known to have left without joining the ELR (rule 3)."""
+        self.down.clear()
+        self.paused.clear()
+        self.down_ms.clear()
+        self.isolated.clear()
+        self.shut_out.clear()
+        self.left.clear()
+
+    def went_down(self, op: str, args: dict[str, Any]) -> None:
+        """A crash, a pause or a clean shutdown (rules 2 and 3): the broker is down (paused for a
+        pause), and from now on its time down counts; a crash is a SIGKILL (rule 3). A clean
+        shutdown leaves the ISR at once (`controlled_shutdown`); a pause or a clean shutdown while
+        the rest of the ISR makes min.insync.replicas may leave without joining the ELR
+        (`start_leaving`)."""
+        broker = broker_id(args)
+        (self.paused if op == "pause" else self.down).add(broker)
+        self.down_ms.setdefault(broker, 0)
+        if op == "crash":
+            self.unclean.add(broker)
+        if "broker" not in args:
+            return
+        self.void_leaving_order(broker)
+        if op == "shutdown":
+            self.controlled_shutdown(broker)
+        if op in ("pause", "shutdown"):
+            self.start_leaving(broker)
+
+    def resumed(self, args: dict[str, Any]) -> None:
+        """SIGCONT: a paused broker is back (a crashed broker stays down when "resumed")."""
+        broker = broker_id(args)
+        self.paused.discard(broker)
+        if broker not in self.down | self.paused:
+            self.down_ms.pop(broker, None)
+        if "broker" in args:
+            self.void_leaving_order(broker)
+
+    def came_up(self, op: str, args: dict[str, Any], i: int) -> None:
+        """A restart (a SIGKILL, then a start: rule 3; with `lose: disk` an empty log: rules 1 to 3)
+        or a clean restart (a controlled shutdown first, `controlled_shutdown`): the broker is up."""
+        broker = broker_id(args)
+        self.down.discard(broker)
+        self.paused.discard(broker)
+        self.down_ms.pop(broker, None)
+        if op == "restart":
+            self.unclean.add(broker)
+        if "broker" in args:
+            self.void_leaving_order(broker)
+            if op == "clean_restart":
+                self.controlled_shutdown(broker)
+        if op == "restart" and args.get("lose") == "disk":
+            self.lost_disk(broker, i)
+
+    def acted_on(self, op: str, args: dict[str, Any]) -> None:
+        """Any other operation (rule 2: a cut or held controller link isolates the broker until
+        passed again); one naming a broker voids the order of clean departures
+        (`void_leaving_order`)."""
+        if op == "net" and args.get("link") == "controller":
+            (self.isolated.add if args.get("mode") in ("cut", "hold") else self.isolated.discard)(broker_id(args))
+        if "broker" in args:
+            self.void_leaving_order(broker_id(args))
+
+    # ------------------------------------------------------------------ what an event implies
+
+    def void_leaving_order(self, broker: int) -> None:
+        """Rule 3: a member that goes down cleanly while the rest of the ISR still makes
+        min.insync.replicas is fenced one session timeout later and leaves the ISR without joining
+        the ELR (`maybePopulateTargetElr` clears the ELR while the ISR is not below it) — unless
+        another member left first, which an observation may not show: then it stays a candidate.
+        Whatever happens to a broker ends its own clean departure, and to a member of the last ISR
+        the others' (the order is unknown)."""
+        for partition, pending in self.leaving.items():
+            pending.pop(broker, None)
+            self.left.get(partition, set()).discard(broker)
+            if broker in self.last_isr.get(partition, set()):
+                pending.clear()  # another member may leave first: the order is unknown
+
+    def start_leaving(self, broker: int) -> None:
+        """Rule 3: a member paused or shut down while the rest of the last ISR makes
+        min.insync.replicas, none of them down, paused, SIGKILLed or wiped, starts leaving
+        cleanly (`ticked` ends it past the session timeout)."""
+        for partition, isr in self.last_isr.items():
+            rest = isr - {broker}
+            if (broker in isr and self.elr_in_play(partition) and len(rest) >= self.min_isr(partition)
+                    and not rest & (self.down | self.paused | self.unclean | self.wiped)):
+                self.leaving.setdefault(partition, {})[broker] = 0
+
+    def controlled_shutdown(self, broker: int) -> None:
         """A controlled shutdown takes a member out of the ISR at once
         (`ReplicationControlManager.handleBrokerInControlledShutdown`, 4.1.1); it joins the ELR
         only if the ISR it leaves is then below min.insync.replicas (`PartitionChangeBuilder
@@ -233,85 +408,47 @@ def exposure_points(history: list[dict[str, Any]], config: HistoryConfig) -> dic
         in the ISR (run af3c0495-w0-002703: 101 shut down while the paused 103 was not yet fenced,
         the ISR emptied into an ELR of 103 alone, and 103's disk-loss restart made it, empty, the
         last known leader)."""
-        fenced_after_ms = config.session_timeout_ms + config.settle_ms
-        for partition, isr in last_isr.items():
-            if broker not in isr or not (elr_in_play(partition) or config.elr):
+        fenced_after_ms = self.config.session_timeout_ms + self.config.settle_ms
+        for partition, isr in self.last_isr.items():
+            if broker not in isr or not (self.elr_in_play(partition) or self.config.elr):
                 continue
-            may_remain = {m for m in isr - {broker} if not (m in unclean and m not in down)
-                          and down_ms.get(m, 0) < fenced_after_ms}
-            if len(may_remain) >= min_isr(partition):
-                electable.get(partition, set()).discard(broker)
-                optional.get(partition, set()).discard(broker)
-                shut_out.setdefault(partition, set()).add(broker)
+            may_remain = {m for m in isr - {broker} if not (m in self.unclean and m not in self.down)
+                          and self.down_ms.get(m, 0) < fenced_after_ms}
+            if len(may_remain) >= self.min_isr(partition):
+                self.electable.get(partition, set()).discard(broker)
+                self.optional.get(partition, set()).discard(broker)
+                self.shut_out.setdefault(partition, set()).add(broker)
 
-    def copies_gone(partition: str) -> bool:
+    def lost_disk(self, broker: int, i: int) -> None:
+        """Rules 1 and 2 (without ELR in play): a point where every member of the last ISR lost its
+        log directory, or this one did while every other member is without its copy — down,
+        paused, cut off from the controller or shut out by a controlled shutdown."""
+        self.wiped.add(broker)
+        for partition, isr in self.last_isr.items():
+            if self.elr_in_play(partition):
+                continue  # rule 3
+            without_copy = self.wiped | self.down | self.paused | self.isolated | self.shut_out.get(partition, set())
+            if isr and (isr <= self.wiped or (broker in isr and isr <= without_copy)):
+                self.points.setdefault(partition, []).append(i)
+
+    def copies_gone(self, partition: str) -> bool:
         """Rule 3's condition. It holds with min.insync.replicas 1 too: with ELR on the ISR may
         empty (a SIGKILLed last member's re-registration takes it out, `handleBrokerShutdown`),
         and the last-known-leader fallback applies as with a larger min ISR (SimulatedCluster 4.1
         run 642b69eb-w0-010078: replicas [1, 2], 1 SIGKILLed, 2 restarted empty and elected)."""
-        replicas, maybe = electable.get(partition, set()), optional.get(partition, set())
-        without_copy = wiped | unclean
-        return (bool(config.elr) and bool((replicas | maybe) & wiped) and replicas <= without_copy
-                and len(maybe & without_copy) >= min(needed.get(partition, 0), len(maybe)))
+        replicas, maybe = self.electable.get(partition, set()), self.optional.get(partition, set())
+        without_copy = self.wiped | self.unclean
+        return (bool(self.config.elr) and bool((replicas | maybe) & self.wiped) and replicas <= without_copy
+                and len(maybe & without_copy) >= min(self.needed.get(partition, 0), len(maybe)))
 
-    for e in history:
-        if e["type"] == "observe" and e["view"].get("exists"):
-            partition, isr = e["partition"], set(e["view"].get("isr", []))
-            wiped -= isr  # back in an ISR: it holds a copy again (as far as anyone can see)
-            shut_out[partition] = shut_out.get(partition, set()) - isr
-            unclean -= isr - down  # back, not just still listed before it is fenced
-            if isr:
-                before, known = last_isr.get(partition, set()), electable.get(partition, set())
-                last_isr[partition] = isr
-                at_least_min = len(isr) >= min_isr(partition)
-                if at_least_min:
-                    optional[partition], needed[partition] = set(), 0
-                elif len(before) >= min_isr(partition):
-                    gone_between = (before - isr) & known  # which left first is not seen
-                    optional[partition] = gone_between
-                    needed[partition] = min_isr(partition) - len(isr)
-                    known = known - gone_between
-                electable[partition] = (isr if at_least_min else known | isr) - left.get(partition, set())
-            if not copies_gone(partition):
-                all_gone.discard(partition)  # a copy is back: the next time all are gone is a new point
-        elif e["type"] == "op":
-            op, args = e["op"], e["args"]
-            if op == "net" and args.get("link") == "controller":
-                (isolated.add if args.get("mode") in ("cut", "hold") else isolated.discard)(broker_id(args))
-            if op == "heal":
-                down.clear()
-                paused.clear()
-                down_ms.clear()
-                isolated.clear()
-                shut_out.clear()
-            elif op in DOWN_OPS:
-                (paused if op == "pause" else down).add(broker_id(args))
-                down_ms.setdefault(broker_id(args), 0)
-            elif op == "resume":
-                paused.discard(broker_id(args))  # a crashed broker stays down when "resumed"
-            elif op in UP_OPS:
-                down.discard(broker_id(args))
-                paused.discard(broker_id(args))
-            if op in UP_OPS and op != "heal" and broker_id(args) not in down | paused:
-                down_ms.pop(broker_id(args), None)
-            if op in ("crash", "restart"):
-                unclean.add(broker_id(args))
-            note_leaving(op, args)
-            if op == "restart" and args.get("lose") == "disk":
-                lost = broker_id(args)
-                wiped.add(lost)
-                for partition, isr in last_isr.items():
-                    if elr_in_play(partition):
-                        continue  # rule 3
-                    without_copy = wiped | down | paused | isolated | shut_out.get(partition, set())
-                    if isr and (isr <= wiped or (lost in isr and isr <= without_copy)):
-                        points.setdefault(partition, []).append(e["i"])
-            for partition in electable:
-                gone = copies_gone(partition)
-                if gone and partition not in all_gone and e["i"] not in points.get(partition, []):
-                    points.setdefault(partition, []).append(e["i"])
-                (all_gone.add if gone else all_gone.discard)(partition)
-    return points
+    def mark_copies_gone(self, i: int) -> None:
+        """Rule 3: a point where a partition's copies become all gone (not again while they stay
+        so, nor twice at one index)."""
+        for partition in self.electable:
+            gone = self.copies_gone(partition)
+            if gone and partition not in self.all_gone and i not in self.points.get(partition, []):
+                self.points.setdefault(partition, []).append(i)
+            (self.all_gone.add if gone else self.all_gone.discard)(partition)
 
 
 def down_periods(history: list[dict[str, Any]], config: HistoryConfig) -> list[tuple[dict[str, Any], dict[int, float],

@@ -215,6 +215,51 @@ def test_with_elr_a_killed_paused_member_leaves_the_elr_too() -> None:
     assert [v.property for v in check_history(resumed, ELR)] == ["P-ACK", "P-HWC"]
 
 
+def elr_member_restarted_then_the_last_isr_member_wiped(killed: bool) -> list[dict[str, Any]]:
+    """SimulatedCluster 4.1 run 9ca63220-w0-014410's shape, shrunk: acknowledged with ISR {2, 1, 3};
+    2 crashes and is fenced; 1 is restarted "cleanly" — with `killed`, its controller link held, so
+    its controlled shutdown never completed and kafka-cluster's terminate timeout SIGKILLed it
+    (fenced meanwhile, 1 left the ISR below min.insync.replicas: to the ELR); 3, the last ISR
+    member, restarts with an empty log; healed, 3 is elected as the last known leader, empty."""
+    b = Builder()
+    b.op("create_topic", {"topic": "t"})
+    b.see(102, [102, 101, 103], 0)
+    b.op("produce", {"topic": "t", "acks": "all"}, {"status": "acked", "offsets": [0, 1], "values": ["a", "b"]})
+    b.see(102, [102, 101, 103], 2)
+    b.op("crash", {"broker": 2})
+    b.wait(6)
+    b.see(103, [103, 101], 2)
+    if killed:
+        b.op("net", {"broker": 1, "link": "controller", "mode": "hold"})
+        b.see(103, [103, 101], 2)
+    b.op("clean_restart", {"broker": 1}, {"killed": True} if killed else {}, took=60 if killed else 1)
+    b.see(103, [103], 2)
+    b.op("restart", {"broker": 3, "lose": "disk"})
+    b.see(-1, [], None)
+    b.op("heal", {})
+    b.see(103, [103, 101, 102], 0)
+    b.op("consume", {"topic": "t"}, {"records": {"0": {}}})
+    return b.history
+
+
+def test_with_elr_a_clean_restart_killed_for_hanging_is_an_unclean_shutdown() -> None:
+    """A shutdown or clean restart whose result says `killed` did not complete its controlled
+    shutdown: the broker wrote no clean-shutdown file, registers with PreviousBrokerEpoch -1 and
+    `ClusterControlManager.registerBroker` runs the unclean path of `ReplicationControlManager
+    .handleBrokerShutdown`, out of the ELR (4.1.1) — like a crash. With every other copy wiped or
+    crashed nothing is promised. A clean restart that completed keeps 1's ELR place, and 1 with
+    its copy is electable: the loss is judged."""
+    assert [v.property for v in check_history(elr_member_restarted_then_the_last_isr_member_wiped(True), ELR)] == []
+    assert [v.property for v in check_history(elr_member_restarted_then_the_last_isr_member_wiped(False), ELR)] \
+        == ["P-ACK", "P-ACK", "P-HWC"]
+    killed_down = last_member_wiped_while_the_other_is_down("shutdown")
+    shutdown = next(n for n, e in enumerate(killed_down) if e["type"] == "op" and e["op"] == "shutdown")
+    killed_down[shutdown] = {**killed_down[shutdown], "result": {"killed": True}}
+    assert [v.property for v in check_history(killed_down, ELR)] == []  # as `crash` in the test above
+    assert [v.property for v in check_history(last_member_wiped_while_the_other_is_down("shutdown"), ELR)] \
+        == ["P-ACK", "P-ACK", "P-HWC"]
+
+
 def test_p_hwc_fails_when_the_consumer_visible_high_watermark_goes_back() -> None:
     b = Builder()
     b.op("create_topic", {"topic": "t"})

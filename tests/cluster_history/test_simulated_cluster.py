@@ -14,6 +14,7 @@ from isrcheck.conformance.engine.cluster_history import run_history
 from isrcheck.conformance.generator import black_box_faults
 from isrcheck.conformance.generator.black_box_faults import DEPOSED_CONTROLLER
 from isrcheck.conformance.properties.black_box_history import HistoryConfig
+from isrcheck.conformance.properties.catalogue import judge_views
 
 CONFIG = HistoryConfig(session_timeout_ms=6000, min_insync_replicas=2)
 DEPOSED = "isrcheck.adapters.plugins.simulated_cluster:DeposedControllerCluster"
@@ -112,9 +113,50 @@ def test_a_controlled_shutdown_waiting_on_a_broker_cut_from_the_controller_is_no
         target.execute("create_topic", {"topic": "t", "replicas": [2, 1, 3]})
         epoch_before = target.cluster.controller.brokers[2].epoch
         target.execute("net", {"broker": 1, "link": "controller", "mode": "cut"})
-        target.execute("clean_restart", {"broker": 2})
+        assert target.execute("clean_restart", {"broker": 2}) == {}  # not `killed`
         assert target.cluster.controller.brokers[2].epoch != epoch_before  # 2 did restart
         assert target.cluster.controller.brokers[1].fenced  # what 2's shutdown waited for
         assert target.killed == []
     finally:
         target.close()
+
+
+KILLED_RESTART = [
+    ("create_topic", {"topic": "t", "replicas": [2, 1, 3], "configs": {}}),
+    ("produce", {"topic": "t", "records": 4, "acks": "all"}),
+    ("clean_restart", {"broker": 1}),
+    ("crash", {"broker": 2}),
+    ("tick", {"ms": 6000}),
+    ("net", {"broker": 1, "link": "controller", "mode": "hold"}),
+    ("clean_restart", {"broker": 1}),
+    ("restart", {"broker": 3, "lose": "disk"}),
+]
+"""SimulatedCluster 4.1 run 9ca63220-w0-014410 (an unseeded 600 s campaign's one flagged run of
+18,030), shrunk from 83 operations: 1's clean restart while its controller link is held never
+gets the controller's approval and is killed after the terminate timeout."""
+
+
+def test_a_clean_restart_killed_for_hanging_says_so_and_is_judged_as_unclean() -> None:
+    """The first clean restart completes (`{}`); the second, its controller link held, is killed
+    (`{"killed": true}`): 1, fenced meanwhile into the ELR, re-registers as an unclean shutdown
+    and leaves it, 3 — the last known leader — restarts empty and is elected at the heal: every
+    copy went down uncleanly or was wiped, nothing is promised. The same history with the
+    result as it was recorded before (no `killed`) is judged a loss — the false alarm. Without
+    the held link the restart completes, 1 keeps its ELR place and leads with the records."""
+    elr = HistoryConfig(session_timeout_ms=6000, min_insync_replicas=2, elr=1)
+    target = KillsRecorded()
+    history, violations = run_history(target, "4.1", KILLED_RESTART, elr)
+    assert [v.property for v in violations] == []
+    restarts = [e for e in history if e["type"] == "op" and e["op"] == "clean_restart"]
+    assert [e["result"] for e in restarts] == [{}, {"killed": True}]
+    assert target.killed.count(1) == 1
+    views = [e["view"] for e in history if e["type"] == "observe"]
+    assert views[-1]["leader"] == 103 and views[-1]["hw"] == 0  # the records are gone
+    unreported = [{**e, "result": {}} if e in restarts else e for e in history]
+    assert "P-ACK" in {v.property for v in judge_views(unreported, elr)}
+    held_link = KILLED_RESTART.index(("net", {"broker": 1, "link": "controller", "mode": "hold"}))
+    history, violations = run_history(SimulatedCluster(), "4.1", KILLED_RESTART[:held_link] +
+                                      KILLED_RESTART[held_link + 1:], elr)
+    assert [v.property for v in violations] == []
+    assert all(e["result"] == {} for e in history if e["type"] == "op" and e["op"] == "clean_restart")
+    assert [e["view"]["hw"] for e in history if e["type"] == "observe"][-1] == 4

@@ -238,3 +238,50 @@ def test_the_adapter_starts_its_cluster_on_another_block_when_one_is_taken(
     finally:
         target.close()
         squatter.close()
+
+
+START_DEAF_TO_SIGTERM = """#!/bin/sh
+if [ -e "$(dirname "$0")/../deaf" ]; then trap '' TERM; fi
+echo "[$(date)] INFO [KafkaRaftServer nodeId=0] Kafka Server started" >> "$LOG_DIR/server.log"
+exec sleep 600
+"""
+"""A node that, while the file `deaf` is in its home, ignores SIGTERM — as a broker whose
+controlled shutdown waits for an approval that never comes (its controller link cut or held).
+It ignores it before it says it started: a SIGTERM sent once it did finds it deaf (the full
+suite under load had sent one between the two lines)."""
+
+
+def test_a_terminate_that_times_out_kills_and_says_so(fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`terminate` reports whether the node had to be SIGKILLed after the timeout, and
+    kafka-cluster's `clean_restart` and `shutdown` put it in their result (`killed`): an
+    unclean shutdown to Kafka, which the judge must not take for a clean one."""
+    from isrcheck.adapters.real_kafka.kafka_cluster import KafkaClusterTarget
+
+    (fake_home / "bin" / "kafka-server-start.sh").write_text(START_DEAF_TO_SIGTERM)
+    cluster = RealKafkaCluster(ProcessHost(fake_home), ClusterLayout(brokers=3, base_port=free_base_port()))
+    cluster.start(timeout_s=30)
+    target = KafkaClusterTarget()
+    try:
+        pid = cluster.nodes["broker-1"].pid
+        assert pid is not None
+        assert cluster.terminate("broker-1", timeout_s=5) is False  # ended on SIGTERM
+        assert not alive(pid)
+        (fake_home / "deaf").touch()
+        cluster.restart("broker-2", timeout_s=30)  # its new incarnation ignores SIGTERM
+        pid = cluster.nodes["broker-2"].pid
+        assert pid is not None
+        started = time.monotonic()
+        assert cluster.terminate("broker-2", timeout_s=1) is True
+        assert time.monotonic() - started >= 1 and not alive(pid)
+        cluster.restart("broker-2", timeout_s=30)
+
+        target.cluster = cluster
+        monkeypatch.setattr(cluster, "terminate", lambda name: RealKafkaCluster.terminate(cluster, name, timeout_s=1))
+        assert target.execute("shutdown", {"broker": 3}) == {}  # started before `deaf`: ends on SIGTERM
+        assert target.execute("clean_restart", {"broker": 2}) == {"killed": True}
+        assert cluster.running("broker-2")
+        assert target.execute("shutdown", {"broker": 2}) == {"killed": True}
+        assert not cluster.running("broker-2")
+    finally:
+        target.cluster = None
+        cluster.stop()
