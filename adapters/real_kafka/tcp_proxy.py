@@ -108,10 +108,13 @@ class TcpProxy:
                 self.held_client_prefixes.clear()
                 for link in self.links:
                     link.held, link.held_api, link.held_client = False, None, None
-            self.lock.notify_all()
             doomed = list(self.links) if mode == CUT else []
-            if mode == CUT:
-                self.links.clear()
+            for link in doomed:
+                # closed before a held pump wakes: it must drop what it holds, not see a mode
+                # that no longer holds and forward it in the moment before the sockets close
+                link.closed = True
+            self.links = [link for link in self.links if link not in doomed]
+            self.lock.notify_all()
         for link in doomed:
             link.close()
 
@@ -239,7 +242,8 @@ class TcpProxy:
                 if to_server:
                     self.forward_request_bytes(link, data, sink)
                 else:
-                    self.wait_open(link, to_server=False)
+                    if not self.wait_open(link, to_server=False):
+                        break
                     sink.sendall(data)
         except OSError:
             pass
@@ -249,14 +253,18 @@ class TcpProxy:
                 if link in self.links:
                     self.links.remove(link)
 
-    def wait_open(self, link: Link, to_server: bool) -> None:
-        """Block while `link` is held (both directions); apply the delay."""
+    def wait_open(self, link: Link, to_server: bool) -> bool:
+        """Block while `link` is held (both directions); apply the delay. False when the link was
+        closed meanwhile (a cut): what it held is lost, as a cut connection's bytes are."""
         with self.lock:
             while not link.closed and (self.mode == HOLD or link.held):
                 self.lock.wait(0.5)
+            if link.closed:
+                return False
             delay = self.delay_ms if self.mode == DELAY else 0
         if delay:
             time.sleep(delay / 1000)
+        return not link.closed
 
     def forward_request_bytes(self, link: Link, data: bytes, sink: socket.socket) -> None:
         """Forward client bytes frame by frame, so hold_api can stop right before a request."""
@@ -279,7 +287,8 @@ class TcpProxy:
                     link.waiting_api = api_key
                     self.held_requests += 1
                     self.lock.notify_all()
-            self.wait_open(link, to_server=True)
+            if not self.wait_open(link, to_server=True):
+                return
             link.waiting_api = None
             frame = bytes(link.pending[: 4 + size])
             del link.pending[: 4 + size]
