@@ -111,3 +111,14 @@ def test_a_sample_of_five_mutants_gets_its_verdicts(tmp_path: Path) -> None:
     assert Counter(verdicts.values()) == Counter({"differential": 2, "properties": 2, "survived": 1})
     assert all(r["seconds_to_kill"] < 30 for r in results if r["killed_by"])
     assert "survived: 1, of which equivalent: 1" in done.stdout  # the TYPE_CHECKING guard, triaged
+
+
+def test_a_drawn_campaign_runs_at_the_controller_level_only() -> None:
+    mutation = bench_module("mutation")
+    campaigns = [mutation.campaign_option(text) for text in mutation.DEFAULT_CAMPAIGNS]
+    assert campaigns[-1] == mutation.Campaign(4, "4.0", True) and campaigns[-1].text == "4:4.0:drawn"
+    assert mutation.campaigns_at("controller", campaigns) == campaigns
+    assert mutation.campaigns_at("cluster", campaigns) == campaigns[:3]
+    for bad in ("4:4.0:sometimes", "x:4.0", "4"):
+        with pytest.raises(Exception, match="SEED:RELEASE"):
+            mutation.campaign_option(bad)
