@@ -65,15 +65,17 @@ TRIAGE: dict[str, Triage] = {
         "alone D1 (none of 400 runs on seeds 1-5, against 90-168 without it), so it is not in the generator"),
     "partition_change:core/ReplaceComparisonOperator_NotEq_Lt:7": Triage(
         "equivalent", LAST_KNOWN_ONLY_WHEN_LEADERLESS + "The mutant differs only when a record empties an ISR while "
-        "lastKnownElr already names a replica other than the leader, i.e. never. Measured: in 8,610 partition changes "
-        "of 4.0 campaigns with ELR on or drawn settings (seeds 21, 22, 60 s each) the mutant's "
-        "`build_partition_change` returned the original's record every time"),
+        "lastKnownElr already names a replica other than the leader, i.e. never. Measured (bench/mutant_decisions.py, 4.0, "
+        "seed 21 with ELR on and seed 22 with drawn settings, 60 s each): in 37,030 partition changes the mutant's "
+        "`build_partition_change` returned the original's record every time (the killed `not record_isr` → "
+        "`record_isr` mutant: in 17,434)"),
     "partition_change:core/ReplaceUnaryOperator_Delete_Not:13": Triage("gap", DRAWN_SETTINGS),
     "partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9": Triage(
         "equivalent", LAST_KNOWN_ONLY_WHEN_LEADERLESS + "The mutant differs only when lastKnownElr is non-empty while "
-        "the partition has a leader, i.e. never. Measured: in 8,610 partition changes of 4.0 campaigns with ELR on "
-        "or drawn settings (seeds 21, 22, 60 s each) the mutant's `build_partition_change` returned the original's "
-        "record every time"),
+        "the partition has a leader, i.e. never. Measured (bench/mutant_decisions.py, 4.0, seed 21 with "
+        "ELR on and seed 22 with drawn settings, 60 s each): in 37,030 partition changes the mutant's "
+        "`build_partition_change` returned the original's record every time (the killed `not record_isr` → "
+        "`record_isr` mutant: in 17,434)"),
     "partition_change:core/ReplaceComparisonOperator_Is_Eq:0": Triage(
         "equivalent", "an enum member is equal only to itself: `is` and `==` agree"),
     "partition_change:core/ReplaceComparisonOperator_IsNot_Is:2": Triage("gap", DRAWN_SETTINGS),
