@@ -52,6 +52,10 @@ LAST_KNOWN_ONLY_WHEN_LEADERLESS = (
     "equivalent in every state the controller reaches: on 4.0 lastKnownElr is set only by the record that empties "
     "the ISR, which also takes the leader away (the leader is always an ISR member), and cleared by the record that "
     "elects the next leader, so it is non-empty only while the partition has no leader and an empty ISR. ")
+MEASURED_EQUAL = (
+    "Measured (bench/mutant_decisions.py, 4.0, seed 21 with ELR on and seed 22 with drawn settings, 60 s each): "
+    "in 37,030 partition changes the mutant's `build_partition_change` returned the original's record every "
+    "time, where the killed `not record_isr` → `record_isr` mutant's differed in 17,434")
 SMALL_INT = ("equivalent: `is` on ints CPython caches (-5..256) equals `==`; broker ids, epochs and -1 stay "
              "in that range in every run")
 SINGLE_LAST_KNOWN = ("equivalent: guarded by `len(current.last_known_elr) == 1`, so index 0 and -1 are the "
@@ -65,17 +69,11 @@ TRIAGE: dict[str, Triage] = {
         "alone D1 (none of 400 runs on seeds 1-5, against 90-168 without it), so it is not in the generator"),
     "partition_change:core/ReplaceComparisonOperator_NotEq_Lt:7": Triage(
         "equivalent", LAST_KNOWN_ONLY_WHEN_LEADERLESS + "The mutant differs only when a record empties an ISR while "
-        "lastKnownElr already names a replica other than the leader, i.e. never. Measured (bench/mutant_decisions.py, 4.0, "
-        "seed 21 with ELR on and seed 22 with drawn settings, 60 s each): in 37,030 partition changes the mutant's "
-        "`build_partition_change` returned the original's record every time (the killed `not record_isr` → "
-        "`record_isr` mutant: in 17,434)"),
+        "lastKnownElr already names a replica other than the leader, i.e. never. " + MEASURED_EQUAL),
     "partition_change:core/ReplaceUnaryOperator_Delete_Not:13": Triage("gap", DRAWN_SETTINGS),
     "partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9": Triage(
         "equivalent", LAST_KNOWN_ONLY_WHEN_LEADERLESS + "The mutant differs only when lastKnownElr is non-empty while "
-        "the partition has a leader, i.e. never. Measured (bench/mutant_decisions.py, 4.0, seed 21 with "
-        "ELR on and seed 22 with drawn settings, 60 s each): in 37,030 partition changes the mutant's "
-        "`build_partition_change` returned the original's record every time (the killed `not record_isr` → "
-        "`record_isr` mutant: in 17,434)"),
+        "the partition has a leader, i.e. never. " + MEASURED_EQUAL),
     "partition_change:core/ReplaceComparisonOperator_Is_Eq:0": Triage(
         "equivalent", "an enum member is equal only to itself: `is` and `==` agree"),
     "partition_change:core/ReplaceComparisonOperator_IsNot_Is:2": Triage("gap", DRAWN_SETTINGS),
