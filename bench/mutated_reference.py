@@ -39,6 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from isrcheck.conformance.generator.cluster_machine import ACTIONS, ClusterMachine
 from isrcheck.reference_impl.mutants import CATALOGUE, Mutant
 
 from isrcheck.cli import main as isrcheck_main
@@ -118,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--module", required=True, choices=RULE_MODULES, help="the reference module mutated")
     parser.add_argument("--source", required=True, type=Path, help="the mutated source of that module")
+    parser.add_argument("--leave-out", nargs="+", default=[], choices=sorted(set(ACTIONS)), metavar="ACTION",
+                        help="cluster-level actions the generator never takes (they deliver messages instead): "
+                        "shows what an action finds that the rest does not (one worker: this process)")
     parser.add_argument("run_args", nargs="*", help="after --: options for 'isrcheck run' (not --mutant/--level)")
     args = parser.parse_args(argv)
+    ClusterMachine.left_out = frozenset(args.leave_out)
     try:
         source = args.source.read_text(encoding="utf-8")
     except OSError as error:

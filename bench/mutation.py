@@ -58,7 +58,7 @@ import cosmic_ray.plugins
 from cosmic_ray.ast import ast_nodes, get_ast
 from cosmic_ray.mutating import mutate_code
 from mutated_reference import RULE_MODULES, level_of  # type: ignore[import-not-found]
-from mutation_triage import Triage, triage_of  # type: ignore[import-not-found]
+from mutation_triage import NOT_TO_KILL, Triage, triage_of  # type: ignore[import-not-found]
 from results_file import markdown_table, write_results  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,16 +66,38 @@ CHILD = Path(__file__).resolve().parent / "mutated_reference.py"
 HANG_GRACE_S = 45.0
 """Start-up, the last run and the finding's record on top of the budget; past it, a hang."""
 PROPERTIES, DIFFERENTIAL, HANG = "properties", "differential", "hang"
-DEFAULT_CAMPAIGNS = ("1:4.1", "2:3.3", "3:3.7")
+DEFAULT_CAMPAIGNS = ("1:4.1", "2:3.3", "3:3.7", "4:4.0:drawn")
 """4.1 (ELR on by default), 3.3 (AlterPartition below v3, Fetch below v15, the epoch bump before the
-ISR), 3.7 (the min-ISR high-watermark gate): the release-gated rules each reach."""
+ISR), 3.7 (the min-ISR high-watermark gate): the release-gated rules each reach; then, at the
+controller level only, 4.0 with each batch's metadata.version and ELR drawn (`isrcheck run
+--draw-settings`): the rules those settings gate (ELR opted in on 4.0, the 3.8+ shrink epoch bump
+below metadata.version 3.6-IV0), which a release's defaults never reach."""
+DRAWN = "drawn"
 
 
-def campaign_option(text: str) -> tuple[int, str]:
-    seed, _, release = text.partition(":")
-    if not seed.isdigit() or not release:
-        raise argparse.ArgumentTypeError(f"{text!r} is not SEED:RELEASE (e.g. 1:4.1)")
-    return int(seed), release
+@dataclass(frozen=True)
+class Campaign:
+    seed: int
+    release: str
+    drawn: bool = False
+    """`--draw-settings`: the controller configuration drawn per batch (controller level only)."""
+
+    @property
+    def text(self) -> str:
+        return f"{self.seed}:{self.release}" + (f":{DRAWN}" if self.drawn else "")
+
+
+def campaign_option(text: str) -> Campaign:
+    seed, _, rest = text.partition(":")
+    release, _, mode = rest.partition(":")
+    if not seed.isdigit() or not release or mode not in ("", DRAWN):
+        raise argparse.ArgumentTypeError(f"{text!r} is not SEED:RELEASE[:{DRAWN}] (e.g. 1:4.1, 4:4.0:{DRAWN})")
+    return Campaign(int(seed), release, mode == DRAWN)
+
+
+def campaigns_at(level: str, campaigns: Sequence[Campaign]) -> list[Campaign]:
+    """The campaigns a mutant of this level runs: drawn settings exist at the controller level only."""
+    return [c for c in campaigns if level == "controller" or not c.drawn]
 
 
 @dataclass(frozen=True)
@@ -195,11 +217,13 @@ class MutantResult:
     campaigns: tuple[CampaignOutcome, ...]
 
 
-def run_campaign(spec: MutantSpec, source_file: Path, stage: str, seed: int, release: str,
+def run_campaign(spec: MutantSpec, source_file: Path, stage: str, campaign: Campaign,
                  budget_s: float) -> CampaignOutcome:
+    seed, release = campaign.seed, campaign.release
     command = ["nice", "-n", "5", sys.executable, str(CHILD), "--module", spec.module, "--source", str(source_file),
                "--", "--kafka", release, "--seed", str(seed), "--budget", str(int(budget_s)), "--workers", "1",
-               "--shrink-budget", "0", "--json", *(["--no-differential"] if stage == PROPERTIES else [])]
+               "--shrink-budget", "0", "--json", *(["--no-differential"] if stage == PROPERTIES else []),
+               *(["--draw-settings"] if campaign.drawn else [])]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -219,10 +243,11 @@ def run_campaign(spec: MutantSpec, source_file: Path, stage: str, seed: int, rel
                            float(summary.get("seconds", 0.0)))
 
 
-def judge(spec: MutantSpec, source: str, campaigns: Sequence[tuple[int, str]], budget_s: float) -> MutantResult:
-    """Each stage runs `campaigns` in order, `budget_s` split evenly between them; the first
-    finding kills. The time to kill counts the stage's earlier campaigns in full."""
+def judge(spec: MutantSpec, source: str, campaigns: Sequence[Campaign], budget_s: float) -> MutantResult:
+    """Each stage runs the campaigns of the mutant's level in order, `budget_s` split evenly between
+    them; the first finding kills. The time to kill counts the stage's earlier campaigns in full."""
     stages = [PROPERTIES] + ([DIFFERENTIAL] if level_of(spec.module) == "controller" else [])
+    campaigns = campaigns_at(level_of(spec.module), campaigns)
     each_s = budget_s / len(campaigns)
     done: list[CampaignOutcome] = []
     with tempfile.TemporaryDirectory(prefix="isrcheck-mutant-") as directory:
@@ -230,8 +255,8 @@ def judge(spec: MutantSpec, source: str, campaigns: Sequence[tuple[int, str]], b
         source_file.write_text(source, encoding="utf-8")
         for stage in stages:
             spent = 0.0
-            for seed, release in campaigns:
-                outcome = run_campaign(spec, source_file, stage, seed, release, each_s)
+            for campaign in campaigns:
+                outcome = run_campaign(spec, source_file, stage, campaign, each_s)
                 done.append(outcome)
                 if outcome.verdict == HANG:
                     return MutantResult(spec, HANG, None, None, tuple(done))
@@ -250,13 +275,17 @@ def score_lines(results: Sequence[MutantResult], made: Enumeration) -> list[str]
     killed = [r for r in results if r.killed_by is not None]
     by = {stage: sum(1 for r in killed if r.killed_by == stage) for stage in (PROPERTIES, DIFFERENTIAL, HANG)}
     survivors = [r for r in results if r.killed_by is None]
-    equivalent = sum(1 for r in survivors if (t := classification(r)) is not None and t.kind == "equivalent")
     kinds = Counter(t.kind for r in survivors if (t := classification(r)) is not None)
-    non_equivalent = len(results) - equivalent
+    equivalent = kinds["equivalent"]
+    non_equivalent = len(results) - sum(kinds[kind] for kind in NOT_TO_KILL)
     times = [r.seconds_to_kill for r in killed if r.seconds_to_kill is not None]
 
     def share(count: int) -> str:
-        return f"{count} ({100.0 * count / non_equivalent:.0f}% of non-equivalent)" if non_equivalent else str(count)
+        if not non_equivalent:
+            return str(count)
+        kafka = f", {100.0 * count / (non_equivalent + kinds['as-kafka']):.0f}% counting the as-Kafka ones" \
+            if kinds["as-kafka"] else ""
+        return f"{count} ({100.0 * count / non_equivalent:.0f}% of the {non_equivalent} non-equivalent{kafka})"
 
     return [
         f"- mutants: {len(made.mutants) + made.annotation_only + made.not_python} made by cosmic-ray; "
@@ -269,6 +298,7 @@ def score_lines(results: Sequence[MutantResult], made: Enumeration) -> list[str]
         f"- killed by the differential only: {by[DIFFERENTIAL]}",
         f"- killed by a hang (the process outlived its budget): {by[HANG]}",
         f"- survived: {len(survivors)}, of which equivalent: {equivalent}, "
+        f"as Kafka does it (the reference is stricter; not counted, like the equivalent ones): {kinds['as-kafka']}, "
         f"unreachable by the campaigns: {kinds['unreachable']}, generation/property gaps: {kinds['gap']}, "
         f"untriaged: {sum(1 for r in survivors if classification(r) is None)}",
         f"- time to kill (first finding): median {statistics.median(times):.1f} s, max {max(times):.1f} s"
@@ -315,7 +345,7 @@ def sample_of(mutants: list[tuple[MutantSpec, str]], size: int | None, seed: int
     return [mutants[i] for i in chosen]
 
 
-def run_all(chosen: Iterable[tuple[MutantSpec, str]], campaigns: Sequence[tuple[int, str]], budget_s: float,
+def run_all(chosen: Iterable[tuple[MutantSpec, str]], campaigns: Sequence[Campaign], budget_s: float,
             processes: int) -> list[MutantResult]:
     todo = list(chosen)
     results: list[MutantResult] = []
@@ -352,9 +382,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="run a random sample of this many mutants (default: all)")
     parser.add_argument("--sample-seed", type=int, default=1, help="seed of the sample (default 1)")
     parser.add_argument("--campaigns", nargs="+", type=campaign_option,
-                        default=[campaign_option(text) for text in DEFAULT_CAMPAIGNS], metavar="SEED:RELEASE",
+                        default=[campaign_option(text) for text in DEFAULT_CAMPAIGNS], metavar="SEED:RELEASE[:drawn]",
                         help="the campaigns of each stage, in order (default: "
-                        f"{' '.join(DEFAULT_CAMPAIGNS)}: the newest release, then the 3.x rules it no longer has)")
+                        f"{' '.join(DEFAULT_CAMPAIGNS)}: the newest release, the 3.x rules it no longer has, then "
+                        "4.0 with drawn settings; a `drawn` campaign runs at the controller level only)")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds per mutant and stage, split evenly between the campaigns (default 60)")
     parser.add_argument("--processes", type=int, default=2, help="mutants run at once (default 2)")
@@ -397,7 +428,7 @@ def main() -> None:
         if args.only:
             chosen = [(spec, source) for spec, source in mutants if spec.key in set(args.only)]
         settings = {"modules": args.modules, "sample": args.sample, "sample_seed": args.sample_seed,
-                    "campaigns": [f"{seed}:{release}" for seed, release in args.campaigns], "budget_s": args.budget,
+                    "campaigns": [c.text for c in args.campaigns], "budget_s": args.budget,
                     "processes": args.processes}
         results = run_all(chosen, args.campaigns, args.budget, args.processes)
         settings["ran"] = (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average "
@@ -412,7 +443,8 @@ def main() -> None:
     if args.write is not None:
         what_ran = (f"cosmic-ray {cosmic_ray_version()} mutants of reference_impl/ "
                     f"({', '.join(settings['modules'])}); sample of {settings['sample'] or 'all'} drawn with seed "
-                    f"{settings['sample_seed']}; per mutant and stage the campaigns (seed:release) "
+                    f"{settings['sample_seed']}; per mutant and stage the campaigns (seed:release; `drawn`: the "
+                    f"controller settings drawn per batch, controller level only) "
                     f"{' '.join(settings['campaigns'])} in {settings['budget_s']:.0f} s split evenly, the "
                     f"properties alone first, then with the differential (controller level); "
                     f"{settings['processes']} processes at nice 5; the mutants ran "

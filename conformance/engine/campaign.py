@@ -8,6 +8,7 @@ Batch b uses Hypothesis seed `seed + b`, so `--seed <batch seed> --examples <bat
 from __future__ import annotations
 
 import dataclasses
+import random
 import shlex
 import sys
 import time
@@ -32,6 +33,7 @@ from isrcheck.conformance.engine.step_minimiser import minimised_counterexample
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec, engine_cluster
 from isrcheck.conformance.engine.worker_process import run_workers
 from isrcheck.conformance.generator.cluster_machine import CLUSTER_CONFIG, ClusterMachine
+from isrcheck.conformance.generator.cluster_settings import drawn_settings, setting_text
 from isrcheck.conformance.generator.controller_machine import ControllerMachine
 from isrcheck.conformance.generator.targeting import TARGET, TargetedSearch
 from isrcheck.conformance.properties.catalogue import LEVEL_PROPERTIES
@@ -75,6 +77,18 @@ class CampaignConfig:
     many batches, and a long cluster-level interleaving can take minutes to minimise fully.
     A shrink cut short by it is still a valid, replayable counterexample, just not minimal."""
     campaign_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    settings: tuple[tuple[str, Any], ...] = ()
+    """Controller level: cluster settings for every run (`--setting KEY=VALUE`: metadata.version,
+    eligible leader replicas), over the release's defaults."""
+    draw_settings: bool = False
+    """Controller level: each batch draws its cluster settings within what the release accepts
+    (conformance/generator/cluster_settings.py, `--draw-settings`); `settings` override the draw."""
+
+    def settings_for(self, batch_seed: int) -> dict[str, Any]:
+        """The controller configuration of the batch seeded `batch_seed` (the cluster level runs
+        CLUSTER_CONFIG): the drawn settings, if drawn, then the fixed ones over them."""
+        drawn = drawn_settings(self.release, random.Random(batch_seed)) if self.draw_settings else {}
+        return {**drawn, **dict(self.settings)}
 
     def replay_command(self, batch_seed: int, batch_examples: int) -> str:
         """One shell command (docs/records.md): quoted, so an adapter spec with spaces
@@ -85,6 +99,9 @@ class CampaignConfig:
             "--seed", str(batch_seed), "--examples", str(batch_examples), "--steps", str(self.steps),
             "--stop-at-first", *([] if self.differential else ["--no-differential"]),
         ]
+        if self.level == "controller":
+            for key, value in self.settings_for(batch_seed).items():
+                parts += ["--setting", setting_text(key, value)]
         return shlex.join(parts)
 
 
@@ -318,6 +335,8 @@ class Worker:
             "level": config.level,
             # cluster-level runs judge the target by its properties alone (run.py): never compared
             "differential": config.differential and config.level != "cluster",
+            **({"settings": chosen} if config.level == "controller" and (chosen := config.settings_for(batch_seed))
+               else {}),
             "steps": len(trace),
             "duration_s": round(seconds, 6),
             "outcome": outcome_of(findings, skip_reason),
@@ -404,9 +423,10 @@ class Worker:
         config = self.config
         batch_seed = config.seed + batch
         cluster = config.level == "cluster"
+        cluster_settings = CLUSTER_CONFIG if cluster else config.settings_for(batch_seed)
         context = RunContext(
             make_reference=engine_cluster if cluster else ReferenceTarget,
-            make_target=self.make_target, release=config.release, config=CLUSTER_CONFIG if cluster else {},
+            make_target=self.make_target, release=config.release, config=cluster_settings,
             on_run=lambda finished: self.record(finished, batch_seed, examples),
             stop_at_first=config.stop_at_first, differential=config.differential and not cluster,
             unsupported=self.unsupported, observable_fields=self.observable_fields, level=config.level,

@@ -38,6 +38,10 @@ current state, so that shrinking can delete it whole.
 * `last_members_lost` — a replica falls out of the ISR and stays behind while an acks=all write
   is acknowledged; then every ISR member crashes, the leader last, and the replica behind is the
   only one alive (an election outside the ISR nobody allowed loses the write: bugs.md B14).
+* `slow_follower` — a follower keeps fetching but never reaches the leader's log end: writes
+  come faster than its fetches bring them, for longer than the lag time (leader.md §4, §6:
+  lastCaughtUpTime, KAFKA-4485). Every other schedule stops a follower's fetches outright, and
+  a fetching follower otherwise reaches the end in the same millisecond.
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ STALE_WINDOW = ("lag_follower", "lag_follower", "produce", "nothing")
 LEAVE = ("fence", "fence", "controlled_shutdown", "crash")
 """How `late_refusal`'s other member leaves the ISR while the refusal is held: fenced (it keeps
 heartbeating, so it is back at once, its fetches still held), shut down, or crashed."""
+
+SLOW_ROUNDS = 12
+SLOW_ROUND_MS = 500
+"""`slow_follower`: one Fetch of the follower every half second for six seconds — past
+BrokerConfig.fast()'s replica.lag.time.max.ms (3000) plus one isr-expiration period (1500)."""
+SLOW_RECORDS = 8
+"""Records written each round: twice what one Fetch answer carries (BrokerConfig.fast()'s
+replica_fetch_max_records, 4), so the follower's fetch offset falls further behind every round."""
 
 FETCH_WAIT_MS = 250
 """Time for what is in flight to arrive and for every follower to fetch once: BrokerConfig.fast()
@@ -519,3 +531,29 @@ class AimedSchedules:
                 self.send("tick", {"ms": SESSION_EXPIRY_MS})
         self.send("release", fetches_from(survivor))
         self.send("tick", {"ms": SETTLE_MS})
+
+    # ------------------------------------------------------------------ a follower that fetches but falls behind
+
+    def slow_follower(self, value: int) -> None:
+        """An ISR follower's Fetches are held and let through one a round; each round writes more
+        records (acks=1: nothing waits on them) than one Fetch answer carries, then time passes
+        (the rest of the cluster runs meanwhile: `tick` delivers what is not held). The follower
+        fetches on, every Fetch below the leader's log end and below the end its previous Fetch
+        saw, so its lastCaughtUpTime stops moving (Kafka 3.9.0 `Replica.updateFetchStateOrThrow`:
+        a Fetch at the leader's end counts as caught up now, one at or past the end the previous
+        Fetch saw as caught up as of that Fetch, anything else not at all; KAFKA-4485) and its
+        leader must drop it within the lag time plus one isr-expiration period (leader.md §6,
+        P-SHRINK). A leader that counts such Fetches as progress keeps it in the ISR, holding
+        acks=all writes back for as long as the follower stays slow."""
+        picked = self.led_partition(value)
+        if picked is None:
+            return
+        key, _, followers = picked
+        follower = followers[bits(value, 2, 1) % len(followers)]
+        self.clean_network()
+        self.send("hold", fetches_from(follower))
+        for _ in range(SLOW_ROUNDS):
+            self.send("produce", {"topic": TOPIC, "partition": key[1], "acks": 1, "records": SLOW_RECORDS})
+            self.send("deliver", {"kind": FETCH, "from": follower, "count": 1})
+            self.send("tick", {"ms": SLOW_ROUND_MS})
+        self.send("release", fetches_from(follower))

@@ -57,16 +57,18 @@ heartbeats, or every ISR proposal or every answer to one. Few choices, each mean
 in bugs.md hide in a follower that stops fetching while its leader's proposal waits, and a
 machine choosing among every directed link almost never builds that."""
 ACTION_WEIGHTS = (
-    ("events", 16), ("produce", 4), ("tick", 4), ("drop", 1), ("duplicate", 1), ("hold", 3), ("release", 2),
-    ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1), ("lag_metadata", 1),
-    ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
+    ("events", 15), ("slow_follower", 1), ("produce", 4), ("tick", 4), ("drop", 1), ("duplicate", 1), ("hold", 3),
+    ("release", 2), ("crash", 1), ("restart", 2), ("controlled_shutdown", 1), ("fail_over_controller", 1),
+    ("lag_metadata", 1), ("sync_metadata", 1), ("flush", 1), ("fence", 1), ("elect_preferred", 1), ("window", 4),
     ("create_partitions", 1), ("diverge", 2), ("stale_metadata", 2),
     ("reboot_in_flight", 2), ("late_refusal", 2), ("behind_new_leader", 2), ("reassign", 1),
     ("stale_proposal", 2), ("held_expansion", 2), ("last_members_lost", 1),
 )
 """Mostly progress (message delivery, produce, time), some faults: the proportions of the seeded
 random schedules (conformance/generator/schedule.py), which find bugs that a uniform mix of
-rules starves of progress. `events` delivers up to four messages, so it weighs a quarter."""
+rules starves of progress. `events` delivers up to four messages, so it weighs a quarter.
+`slow_follower` took the sixteenth of `events`' slots (index 15), so the tuple keeps its length and
+every other index its action: a seed draws what it drew before except where it drew that slot."""
 ACTIONS = tuple(name for name, weight in ACTION_WEIGHTS for _ in range(weight))
 SWARM_KINDS = (
     "drop", "duplicate", "hold", "crash", "restart", "controlled_shutdown", "fail_over_controller",
@@ -79,7 +81,7 @@ draws a subset of them to leave out, and a left-out action delivers messages ins
 drops, crashes and fencing keeps a held proposal in flight long enough for the rest to act on it;
 a mix where every fault is always possible breaks most windows before anything uses them."""
 AIMED = frozenset({"diverge", "stale_metadata", "reboot_in_flight", "late_refusal", "behind_new_leader",
-                   "stale_proposal", "held_expansion", "last_members_lost"})
+                   "stale_proposal", "held_expansion", "last_members_lost", "slow_follower"})
 """The actions of conformance/generator/aimed_schedules.py."""
 IN_WINDOW = ("lag_follower", "lag_follower", "catch_up_follower", "reboot_follower", "shutdown_follower",
              "fence_follower", "lag_leader_metadata", "produce")
@@ -104,6 +106,10 @@ measured, it has not yet found a mutant sooner — README, "Generation ideas, me
 class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
     context: ClassVar[MachineDriver]
     ideas: ClassVar[frozenset[str]] = IDEAS - {TARGET}
+    left_out: ClassVar[frozenset[str]] = frozenset()
+    """Actions that always deliver messages instead (as a swarm leaves them out): a measurement
+    switches one off to show what it finds that the rest does not (bench/mutated_reference.py
+    --leave-out)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -148,7 +154,8 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
         as progress and left most runs stalled); shrinking moves towards `events`, ACTIONS' first.
         An action the run's swarm left out delivers messages instead (same draws, so shrinking
         the swarm does not reshuffle the other actions)."""
-        if action in self.disabled or not self.context.supports(OPERATION.get(action, action)):
+        if (action in self.disabled or action in self.left_out
+                or not self.context.supports(OPERATION.get(action, action))):
             action = "events"
         getattr(self, action)(value)
 
@@ -389,7 +396,7 @@ class ClusterMachine(AimedSchedules, RuleBasedStateMachine):
 OPERATION = {"events": "events", "fence": "fence_broker", "elect_preferred": "elect_leaders", "window": "hold",
              "diverge": "crash", "stale_metadata": "sync_metadata", "reboot_in_flight": "duplicate",
              "late_refusal": "fence_broker", "behind_new_leader": "deliver", "stale_proposal": "fence_broker",
-             "held_expansion": "hold", "last_members_lost": "crash"}
+             "held_expansion": "hold", "last_members_lost": "crash", "slow_follower": "deliver"}
 """The step operation an action sends, where the names differ (a target may refuse an operation)."""
 
 

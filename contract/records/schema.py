@@ -117,6 +117,7 @@ RUN = Shape((
     Field("mutant_ticket", _t("string", "null"), optional=True),
     Field("level", _t("string")),
     Field("differential", _t("boolean")),
+    Field("settings", _t("object", "null"), optional=True, json_text=True),
     Field("steps", _t("integer")),
     Field("duration_s", _t("number"), finite=True),
     Field("outcome", _t("string")),

@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         reference: Target = ReferenceTarget()
         target = make_target()
-        reference.open(release, {})
-        target.open(release, {})
+        settings = record.get("settings") or {}  # the controller configuration the run had (`--setting`)
+        reference.open(release, settings)
+        target.open(release, settings)
         pair = controller_run(reference, target, release, differential=bool(record.get("differential", True)))
         pair.partitions.extend(sorted({(str(s["args"]["topic"]), p) for s in steps if s["op"] == "create_topic"
                                        for p in range(len(s["args"]["assignment"]))}))

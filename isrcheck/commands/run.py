@@ -35,9 +35,10 @@ from isrcheck.conformance.engine.campaign import (
 )
 from isrcheck.conformance.engine.junit import write_junit
 from isrcheck.conformance.engine.targets import SharedTarget, TargetSpec
+from isrcheck.conformance.generator.cluster_settings import settings_option
 from isrcheck.contract.errors import EXIT_ENGINE_ERROR, EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, UsageError
 from isrcheck.reference_impl.mutants import CATALOGUE
-from isrcheck.reference_impl.release import NEWEST, PROFILES, profile_named
+from isrcheck.reference_impl.release import NEWEST, PROFILES, ClusterConfig, profile_named
 
 
 def register(subparsers: Any) -> None:
@@ -63,6 +64,12 @@ def register(subparsers: Any) -> None:
                         help="a wall-clock deadline: no run starts, and a run or shrink in progress stops, this many "
                         "seconds after the campaign started")
     parser.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
+    parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                        help="controller level: a cluster setting for every run, over the release's default "
+                        "(metadata_version=3.5-IV2, eligible_leader_replicas=true); repeatable")
+    parser.add_argument("--draw-settings", action="store_true",
+                        help="controller level: each batch of runs draws metadata.version and eligible leader "
+                        "replicas within what the release accepts (--setting still fixes a key)")
     parser.add_argument("--seed", type=int, default=None, help="campaign seed (default: random, printed)")
     parser.add_argument("--workers", default="1", help="worker processes, or 'auto' (not with --spark)")
     parser.add_argument("--records", type=Path, metavar="DIR", help="write one JSON line per run under DIR")
@@ -88,6 +95,20 @@ def register(subparsers: Any) -> None:
 
 
 Execute = Callable[[CampaignConfig, Callable[[int, int, int, float], None]], CampaignResult]
+
+
+def controller_settings(args: argparse.Namespace, release: str, level: str) -> tuple[tuple[str, Any], ...]:
+    """`--setting`s, checked against the release (a combination it cannot run is a usage error,
+    not a campaign of skipped runs); they and `--draw-settings` mean nothing at the cluster level."""
+    texts: list[str] = getattr(args, "setting", None) or []
+    if level == "cluster" and (texts or getattr(args, "draw_settings", False)):
+        raise UsageError("--setting and --draw-settings apply to the controller level only")
+    try:
+        settings = dict(settings_option(text) for text in texts)
+        ClusterConfig.for_profile(profile_named(release), **settings)
+    except ValueError as error:
+        raise UsageError(f"--setting: {error}") from None
+    return tuple(settings.items())
 
 
 def check_spark_options(args: argparse.Namespace) -> None:
@@ -168,6 +189,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
     spec = TargetSpec(args.adapter, args.mutant, args.timeout)
     mutant = spec.mutant_entry()
     level = args.level or (mutant.level if mutant is not None else "controller")
+    settings = controller_settings(args, release, level)
     levels = list(LEVELS) if level == "all" else [level]
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     configs, skipped = [], []
@@ -188,6 +210,7 @@ def configs_from(args: argparse.Namespace) -> tuple[list[CampaignConfig], list[s
             stop_at_first=not args.collect, differential=not args.no_differential, timeout_s=args.timeout,
             shrink_budget_s=args.shrink_budget,
             record_history=getattr(args, "record_history", False),  # qualify builds its own Namespace: no history
+            settings=settings, draw_settings=getattr(args, "draw_settings", False),
         ))
     check_environment(args.adapter, release)  # Docker and its image, KAFKA_HOME, a listening controller: first
     return configs, skipped

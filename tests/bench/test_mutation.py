@@ -111,3 +111,35 @@ def test_a_sample_of_five_mutants_gets_its_verdicts(tmp_path: Path) -> None:
     assert Counter(verdicts.values()) == Counter({"differential": 2, "properties": 2, "survived": 1})
     assert all(r["seconds_to_kill"] < 30 for r in results if r["killed_by"])
     assert "survived: 1, of which equivalent: 1" in done.stdout  # the TYPE_CHECKING guard, triaged
+
+
+def test_a_drawn_campaign_runs_at_the_controller_level_only() -> None:
+    mutation = bench_module("mutation")
+    campaigns = [mutation.campaign_option(text) for text in mutation.DEFAULT_CAMPAIGNS]
+    assert campaigns[-1] == mutation.Campaign(4, "4.0", True) and campaigns[-1].text == "4:4.0:drawn"
+    assert mutation.campaigns_at("controller", campaigns) == campaigns
+    assert mutation.campaigns_at("cluster", campaigns) == campaigns[:3]
+    for bad in ("4:4.0:sometimes", "x:4.0", "4"):
+        with pytest.raises(Exception, match="SEED:RELEASE"):
+            mutation.campaign_option(bad)
+
+
+@pytest.mark.slow
+def test_mutant_decisions_tells_a_reachable_difference_from_none() -> None:
+    """bench/mutant_decisions.py, the measurement behind the equivalent-over-reachable-states
+    triages: the ELR-branch mutant killed by the differential decides differently in most partition
+    changes of a 4.0 campaign with ELR on; the one triaged equivalent in none."""
+    done = subprocess.run([sys.executable, str(BENCH / "mutant_decisions.py"), "--function", "build_partition_change",
+                           "--only", "partition_change:core/ReplaceUnaryOperator_Delete_Not:13",
+                           "partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9", "--",
+                           "--kafka", "4.0", "--setting", "eligible_leader_replicas=true", "--seed", "21",
+                           "--examples", "50"],
+                          capture_output=True, text=True, timeout=300, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    calls = int(next(line for line in lines if line.endswith("calls of build_partition_change")).split()[0])
+    counts = {line.split(": ")[0]: int(line.split(": ")[1].split()[0])
+              for line in lines if "decided differently" in line}
+    assert calls > 500
+    assert counts["partition_change:core/ReplaceUnaryOperator_Delete_Not:13"] > calls // 10
+    assert counts["partition_change:core/ReplaceComparisonOperator_NotEq_GtE:9"] == 0
