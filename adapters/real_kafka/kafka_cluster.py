@@ -644,7 +644,7 @@ class KafkaClusterTarget(Target):
         once when nothing can answer: no leader (-1: ListOffsets needs one, and the client would
         wait its request timeout for a leader to appear) or a leader this cluster paused (SIGSTOP:
         the kernel accepts the request, no one reads it). Either way the answer would have been
-        None after the 6 s timeout, which was a third of a run's history in runs with a pause."""
+        None after the 6 s timeout, a quarter of the history of runs with a pause (docs/real-kafka.md)."""
         if leader < 0 or (self.cluster is not None and self.cluster.paused(f"broker-{leader - 100}")):
             return None
         return self.high_watermark(topic, partition)
